@@ -1,0 +1,87 @@
+package control
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/sshrig/sshrig/markers"
+)
+
+// The preamble is the first line the cutter writes on every upstream
+// connection, before any byte of the tool's: it attributes the connection to
+// its case without the tool's cooperation. The server strips it before the SSH
+// exchange starts.
+//
+//	SSHRIG/1 <case> <conn>\n
+//
+// <case> is a case id (see ValidID), <conn> the cutter's connection number (>= 1).
+const preambleMagic = "SSHRIG/1"
+
+// maxPreamble bounds the preamble line so a stray client cannot make the
+// server buffer without limit.
+const maxPreamble = 256
+
+// Preamble identifies the case and connection an upstream connection belongs to.
+type Preamble struct {
+	Case string
+	Conn int
+}
+
+// ErrBadPreamble is returned when a connection does not start with a valid preamble.
+var ErrBadPreamble = errors.New("control: bad preamble")
+
+// String renders the preamble line, newline included.
+func (p Preamble) String() string {
+	return fmt.Sprintf("%s %s %d\n", preambleMagic, p.Case, p.Conn)
+}
+
+// WritePreamble writes p to w.
+func WritePreamble(w io.Writer, p Preamble) error {
+	if err := ValidID(p.Case); err != nil {
+		return err
+	}
+	if p.Conn < 1 {
+		return fmt.Errorf("control: preamble conn %d < 1", p.Conn)
+	}
+	_, err := io.WriteString(w, p.String())
+	return err
+}
+
+// ReadPreamble reads one preamble line from r. It reads at most maxPreamble
+// bytes; bytes after the newline stay in r for the SSH exchange.
+func ReadPreamble(r *bufio.Reader) (Preamble, error) {
+	var line []byte
+	for {
+		b, err := r.ReadByte()
+		if err != nil {
+			return Preamble{}, fmt.Errorf("%w: %v", ErrBadPreamble, err)
+		}
+		if b == '\n' {
+			break
+		}
+		line = append(line, b)
+		if len(line) > maxPreamble {
+			return Preamble{}, fmt.Errorf("%w: longer than %d bytes", ErrBadPreamble, maxPreamble)
+		}
+	}
+	fields := strings.Split(string(line), " ")
+	if len(fields) != 3 || fields[0] != preambleMagic {
+		return Preamble{}, fmt.Errorf("%w: %q", ErrBadPreamble, line)
+	}
+	if err := ValidID(fields[1]); err != nil {
+		return Preamble{}, fmt.Errorf("%w: %v", ErrBadPreamble, err)
+	}
+	n, err := strconv.Atoi(fields[2])
+	if err != nil || n < 1 {
+		return Preamble{}, fmt.Errorf("%w: conn %q", ErrBadPreamble, fields[2])
+	}
+	return Preamble{Case: fields[1], Conn: n}, nil
+}
+
+// ValidID reports whether s can name a case: case ids are marker ids (see
+// markers.ValidID), so they never need quoting in a preamble or a marker line.
+func ValidID(s string) error { return markers.ValidID(s) }

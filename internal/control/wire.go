@@ -1,0 +1,128 @@
+package control
+
+import (
+	"time"
+
+	"github.com/sshrig/sshrig/internal/fault"
+)
+
+// ProtocolVersion is bumped on any incompatible change to the messages below.
+const ProtocolVersion = 1
+
+// EventKind names what the server observed.
+type EventKind string
+
+// Event kinds, in roughly the order a case produces them.
+const (
+	ConnAccepted  EventKind = "conn_accepted"   // a proxied connection arrived with a valid preamble
+	ConnRejected  EventKind = "conn_rejected"   // bad preamble or unknown case; Detail says why
+	MomentReached EventKind = "moment"          // Moment reached; Hold says whether the server is holding
+	Released      EventKind = "released"        // the hold announced by event Ref ended
+	TransportLost EventKind = "transport_lost"  // first read or write error on the connection
+	AuthAccepted  EventKind = "auth_accepted"   // Detail is the method
+	AuthRejected  EventKind = "auth_rejected"   // Detail is the method and reason
+	SessionOpened EventKind = "session_open"    // a session channel was requested
+	SessionClosed EventKind = "session_close"   // the session's handling finished
+	ExecReceived  EventKind = "exec"            // Digest of the command; MarkerID if it is marker-wrapped
+	ExecRefused   EventKind = "exec_refused"    // the server refused to run the command; Detail says why
+	ExecSkipped   EventKind = "exec_skipped"    // hangup: the transport died before the command started
+	ProcSpawned   EventKind = "proc_spawned"    // PID is the process group leader (/bin/sh)
+	ProcStartGate EventKind = "proc_start_gate" // the wrapper stopped itself right after its start marker
+	ProcWorkDone  EventKind = "proc_work_done"  // the wrapper stopped itself after the work, before its complete marker
+	ProcStopped   EventKind = "proc_stopped"    // the server stopped the process group for a hold
+	ProcResumed   EventKind = "proc_resumed"    // the server continued the process group
+	ProcKilled    EventKind = "proc_killed"     // the server sent SIGKILL to the group; Detail says why
+	ProcExited    EventKind = "proc_exited"     // ExitCode, or Signal if killed by a signal
+	ExitSent      EventKind = "exit_sent"       // exit-status (or exit-signal) written to the channel
+	ExecFinished  EventKind = "exec_finished"   // the server is done with an exec request (every ExecReceived gets one)
+	CaseEnded     EventKind = "case_ended"      // the rig ended the case; everything of it is gone
+	ServerProblem EventKind = "problem"         // something the rig should see; Detail says what
+)
+
+// Event is one observation of the server, attributed to a case.
+type Event struct {
+	Seq      uint64       `json:"seq"`
+	Time     time.Time    `json:"time"`
+	Kind     EventKind    `json:"kind"`
+	Case     string       `json:"case,omitempty"`
+	Conn     int          `json:"conn,omitempty"`
+	Session  int          `json:"session,omitempty"`
+	Moment   fault.Moment `json:"moment,omitzero"`
+	Hold     bool         `json:"hold,omitempty"`
+	Sent     int64        `json:"sent,omitempty"` // bytes the server had written on the connection
+	Ref      uint64       `json:"ref,omitempty"`  // the event a Released refers to
+	PID      int          `json:"pid,omitempty"`
+	MarkerID string       `json:"marker_id,omitempty"`
+	Digest   string       `json:"digest,omitempty"`
+	ExitCode *int         `json:"exit_code,omitempty"`
+	Signal   string       `json:"signal,omitempty"`
+	Detail   string       `json:"detail,omitempty"`
+}
+
+// Arm tells the server where to hold for a case and what the command does when
+// its transport dies.
+type Arm struct {
+	Moment      fault.Moment      `json:"moment,omitzero"`
+	Disposition fault.Disposition `json:"disposition,omitzero"`
+	// OutputBytes is N for the output moment: hold once N bytes of the
+	// command's stdout were written to the channel.
+	OutputBytes int64 `json:"output_bytes,omitempty"`
+}
+
+// Op names a request from the rig.
+type Op string
+
+const (
+	OpAuthorize Op = "authorize" // set the user name and public keys allowed to log in
+	OpSetupCase Op = "setup_case"
+	OpRelease   Op = "release"  // end the hold announced by event Seq
+	OpEndCase   Op = "end_case" // kill what is left of the case, close its connections, forget it
+	OpPing      Op = "ping"
+)
+
+// Request is a message from the rig to the server.
+type Request struct {
+	ID   uint64   `json:"id"`
+	Op   Op       `json:"op"`
+	Case string   `json:"case,omitempty"`
+	Arm  *Arm     `json:"arm,omitempty"`
+	Seq  uint64   `json:"seq,omitempty"`
+	User string   `json:"user,omitempty"`
+	Keys []string `json:"keys,omitempty"` // authorized_keys lines
+}
+
+// Reply answers the request with the same ID.
+type Reply struct {
+	ID    uint64 `json:"id"`
+	Error string `json:"error,omitempty"`
+}
+
+// Ready describes the server once the rig has authenticated.
+type Ready struct {
+	Version int    `json:"version"`
+	PID     int    `json:"pid"`
+	HostKey string `json:"host_key"` // authorized_keys format
+	Scratch string `json:"scratch"`  // the commands' working directory
+	Ledger  string `json:"ledger"`   // where marker-wrapped commands should write
+	Shell   string `json:"shell"`
+}
+
+type hello struct {
+	Version int    `json:"version"`
+	Nonce   string `json:"nonce"` // hex; the rig answers with HMAC-SHA256(token, nonce)
+}
+
+type authMsg struct {
+	MAC string `json:"mac"`
+}
+
+// envelope is one line on the wire. Exactly one field is set.
+type envelope struct {
+	Hello   *hello   `json:"hello,omitempty"`
+	Auth    *authMsg `json:"auth,omitempty"`
+	Ready   *Ready   `json:"ready,omitempty"`
+	Event   *Event   `json:"event,omitempty"`
+	Request *Request `json:"request,omitempty"`
+	Reply   *Reply   `json:"reply,omitempty"`
+	Error   string   `json:"error,omitempty"` // fatal: the server closes after sending it
+}

@@ -1,0 +1,424 @@
+package cutter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/fault"
+)
+
+// bufSize is each pump's chunk size. It bounds how many bytes a cut can drop
+// between a pump's read and its write.
+const bufSize = 32 << 10
+
+type dir int
+
+const (
+	toServer dir = iota // client -> upstream
+	toClient            // upstream -> client
+)
+
+func (d dir) String() string {
+	if d == toServer {
+		return "client->server"
+	}
+	return "server->client"
+}
+
+type connState int
+
+const (
+	stDialing connState = iota
+	stOpen
+	stCutting // Cut is stopping the pumps
+	stCut     // the cut's socket action was taken
+	stClosed
+)
+
+// sock is one of a connection's sockets; closed is guarded by conn.mu so each
+// socket is closed exactly once whoever gets there first (pump error, cut,
+// drain, Cutter.Close).
+type sock struct {
+	*net.TCPConn
+	closed bool
+}
+
+func (s *sock) close() error {
+	if s.TCPConn == nil || s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.TCPConn.Close()
+}
+
+type conn struct {
+	n        int
+	accepted time.Time
+
+	mu       sync.Mutex
+	state    connState
+	kind     fault.Cut // while stCutting or stCut
+	client   sock
+	up       sock // TCPConn nil until dialled
+	toServer int64
+	toClient int64
+	// s2cEnded: the s->c pump returned, so no more server->client byte will
+	// be delivered and a flush above toClient can never be reached.
+	s2cEnded  bool
+	pumps     int           // pumps still running
+	pumpsDone chan struct{} // closed when no pump runs any more (or none ever will)
+	// limit is the flush of a cut waiting for it, -1 if none. The s->c pump
+	// writes no byte past it, so the cut lands exactly there.
+	limit int64
+	// changed is closed (and reset to nil) when something a waiter cares
+	// about changes: toClient grew, the state changed, the limit went away.
+	// It is only allocated when someone waits, so a busy pump pays nothing.
+	changed  chan struct{}
+	err      error // why the connection closed, if not cleanly
+	byCutter bool  // closed by Cutter.Close
+}
+
+func newConn(n int, client *net.TCPConn) *conn {
+	return &conn{
+		n:         n,
+		accepted:  time.Now(),
+		state:     stDialing,
+		client:    sock{TCPConn: client},
+		pumpsDone: make(chan struct{}),
+		limit:     -1,
+	}
+}
+
+// waitLocked returns a channel closed at the next notifyLocked.
+func (cn *conn) waitLocked() <-chan struct{} {
+	if cn.changed == nil {
+		cn.changed = make(chan struct{})
+	}
+	return cn.changed
+}
+
+func (cn *conn) notifyLocked() {
+	if cn.changed != nil {
+		close(cn.changed)
+		cn.changed = nil
+	}
+}
+
+func (cn *conn) stateLocked() string {
+	switch cn.state {
+	case stDialing:
+		return "dialing"
+	case stOpen:
+		return "open"
+	case stCutting:
+		return "cutting:" + cn.kind.String()
+	case stCut:
+		return "cut:" + cn.kind.String()
+	}
+	return "closed"
+}
+
+func (cn *conn) stats() ConnStats {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	s := ConnStats{
+		Conn:     cn.n,
+		Accepted: cn.accepted,
+		ToServer: cn.toServer,
+		ToClient: cn.toClient,
+		State:    cn.stateLocked(),
+	}
+	if cn.err != nil {
+		s.Err = cn.err.Error()
+	}
+	return s
+}
+
+// pump forwards one direction until EOF, an error, a cut or Close.
+func (cn *conn) pump(d dir) {
+	// The sockets are set before the pumps start and never change.
+	src, dst := cn.client.TCPConn, cn.up.TCPConn
+	if d == toClient {
+		src, dst = dst, src
+	}
+	buf := make([]byte, bufSize)
+	for {
+		n, rerr := src.Read(buf)
+		for p := buf[:n]; len(p) > 0; {
+			m, ok := cn.allow(d, len(p))
+			if !ok {
+				// Cut or closed: whatever is left of the chunk is dropped.
+				cn.pumpEnd(d, dst, nil)
+				return
+			}
+			w, werr := dst.Write(p[:m])
+			cn.count(d, w)
+			if werr != nil {
+				cn.pumpEnd(d, dst, werr)
+				return
+			}
+			p = p[w:]
+		}
+		if rerr != nil {
+			cn.pumpEnd(d, dst, rerr)
+			return
+		}
+	}
+}
+
+// allow returns how many of want bytes the pump may write now, or false if
+// forwarding has stopped. The s->c pump is held at a waiting cut's limit until
+// the cut happens (or gives up).
+func (cn *conn) allow(d dir, want int) (int, bool) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	for {
+		if cn.state != stOpen {
+			return 0, false
+		}
+		if d == toServer || cn.limit < 0 {
+			return want, true
+		}
+		if room := cn.limit - cn.toClient; room > 0 {
+			return int(min(int64(want), room)), true
+		}
+		ch := cn.waitLocked()
+		cn.mu.Unlock()
+		<-ch
+		cn.mu.Lock()
+	}
+}
+
+func (cn *conn) count(d dir, n int) {
+	if n == 0 {
+		return
+	}
+	cn.mu.Lock()
+	if d == toServer {
+		cn.toServer += int64(n)
+	} else {
+		cn.toClient += int64(n)
+		cn.notifyLocked() // a flush waiter may be satisfied now
+	}
+	cn.mu.Unlock()
+}
+
+// pumpEnd handles the end of pump d: err is the read or write error that ended
+// it, or nil when a cut or Close stopped it.
+func (cn *conn) pumpEnd(d dir, dst *net.TCPConn, err error) {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.state == stOpen {
+		if err == io.EOF {
+			// Half-close: pass the peer's FIN on and keep the other
+			// direction going.
+			if e := dst.CloseWrite(); e != nil {
+				cn.failLocked(fmt.Errorf("%v: close write: %w", d, e))
+			}
+		} else {
+			cn.failLocked(fmt.Errorf("%v: %w", d, err))
+		}
+	}
+	// Otherwise a cut or Close owns the sockets now: touch nothing.
+
+	cn.pumps--
+	if d == toClient {
+		cn.s2cEnded = true
+	}
+	if cn.pumps == 0 {
+		if cn.state == stOpen {
+			// Both directions ended cleanly.
+			cn.state = stClosed
+			cn.client.close()
+			cn.up.close()
+		}
+		close(cn.pumpsDone)
+	}
+	cn.notifyLocked()
+}
+
+// failLocked closes both sockets after an error; the other pump then fails
+// too and finds the state closed.
+func (cn *conn) failLocked(err error) {
+	cn.state = stClosed
+	cn.err = err
+	cn.client.close()
+	cn.up.close()
+	cn.notifyLocked()
+}
+
+func (cn *conn) cuttableLocked() error {
+	switch cn.state {
+	case stCutting, stCut:
+		return fmt.Errorf("%w: connection %d is already %s", ErrAlreadyCut, cn.n, cn.stateLocked())
+	case stClosed:
+		return cn.closedErrLocked()
+	}
+	if cn.limit >= 0 {
+		return fmt.Errorf("%w: another cut of connection %d is waiting for its flush of %d bytes", ErrAlreadyCut, cn.n, cn.limit)
+	}
+	return nil
+}
+
+func (cn *conn) closedErrLocked() error {
+	switch {
+	case cn.byCutter:
+		return fmt.Errorf("%w (connection %d)", ErrClosed, cn.n)
+	case cn.err != nil:
+		return fmt.Errorf("%w: connection %d closed after %d server->client bytes: %w", ErrConnClosed, cn.n, cn.toClient, cn.err)
+	}
+	return fmt.Errorf("%w: connection %d closed after %d server->client bytes (both directions ended)", ErrConnClosed, cn.n, cn.toClient)
+}
+
+// withdrawLocked drops a waiting cut's limit and releases the s->c pump.
+func (cn *conn) withdrawLocked() {
+	cn.limit = -1
+	cn.notifyLocked()
+}
+
+func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, hook func(int, int64, int64), wg *sync.WaitGroup) (Report, error) {
+	start := time.Now()
+	cn.mu.Lock()
+	if err := cn.cuttableLocked(); err != nil {
+		cn.mu.Unlock()
+		return Report{}, err
+	}
+	cn.limit = flush
+	// The flush condition: the connection is open and flush bytes reached
+	// the client socket. Checked first, so a ctx that ends at the same time
+	// as the flush arrives does not cancel a cut that can happen.
+	for cn.state != stOpen || cn.toClient < flush {
+		rep := Report{Conn: cn.n, Kind: kind, Flush: flush, Delivered: cn.toClient, Unsent: -1}
+		if cn.state == stClosed {
+			err := cn.closedErrLocked()
+			cn.withdrawLocked()
+			cn.mu.Unlock()
+			if errors.Is(err, ErrClosed) {
+				return rep, fmt.Errorf("cutter: connection %d: %d of %d server->client bytes delivered when the cutter closed: %w", cn.n, rep.Delivered, flush, err)
+			}
+			return rep, fmt.Errorf("cutter: connection %d: %d of %d server->client bytes delivered, the flush can never be reached: %w", cn.n, rep.Delivered, flush, err)
+		}
+		if cn.s2cEnded {
+			cn.withdrawLocked()
+			cn.mu.Unlock()
+			return rep, fmt.Errorf("%w: connection %d: the server side ended after %d of %d server->client bytes, the flush can never be reached", ErrConnClosed, cn.n, rep.Delivered, flush)
+		}
+		if err := ctx.Err(); err != nil {
+			cn.withdrawLocked()
+			cn.mu.Unlock()
+			return rep, fmt.Errorf("cutter: connection %d: %d of %d server->client bytes delivered when the flush wait ended: %w", cn.n, rep.Delivered, flush, err)
+		}
+		ch := cn.waitLocked()
+		cn.mu.Unlock()
+		if hook != nil {
+			hook(cn.n, rep.Delivered, flush)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+		cn.mu.Lock()
+	}
+	flushWait := time.Since(start)
+
+	// Stop both pumps at once: the state makes each return as soon as it
+	// looks, and deadlines in the past get them out of a blocked Read or
+	// Write without closing anything (a blackhole must keep the sockets).
+	cn.state = stCutting
+	cn.kind = kind
+	cn.limit = -1
+	cn.notifyLocked() // releases a pump held at the limit
+	cn.mu.Unlock()
+	now := time.Now()
+	for _, s := range []*net.TCPConn{cn.client.TCPConn, cn.up.TCPConn} {
+		// Errors only mean Cutter.Close got there first; checked below.
+		s.SetReadDeadline(now)
+		s.SetWriteDeadline(now)
+	}
+	<-cn.pumpsDone
+
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	rep := Report{Conn: cn.n, Kind: kind, Flush: flush, Delivered: cn.toClient, FlushWait: flushWait, Unsent: -1}
+	if cn.state != stCutting {
+		return rep, fmt.Errorf("cutter: connection %d: %w while cutting", cn.n, ErrClosed)
+	}
+	rep.Unsent = unsent(cn.client.TCPConn)
+	var errs []error
+	switch kind {
+	case fault.Reset:
+		for _, s := range []*sock{&cn.client, &cn.up} {
+			// Linger 0 makes close(2) abort the connection with an RST
+			// instead of the FIN handshake.
+			if err := s.SetLinger(0); err != nil {
+				errs = append(errs, err)
+			}
+			if err := s.close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	case fault.Close:
+		for _, s := range []*sock{&cn.client, &cn.up} {
+			if err := s.CloseWrite(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		// Holding cn.mu with state stCutting means Cutter.Close has not
+		// reached this connection, hence not its wg.Wait: Go is safe here.
+		for _, s := range []*sock{&cn.client, &cn.up} {
+			wg.Go(func() { cn.drain(s) })
+		}
+	case fault.Blackhole:
+		// Nothing: the pumps are gone and the sockets stay open until
+		// Cutter.Close. The deadlines stay in the past so that nothing
+		// could read them by accident.
+	}
+	rep.At = time.Now()
+	cn.state = stCut
+	cn.notifyLocked()
+	if err := errors.Join(errs...); err != nil {
+		return rep, fmt.Errorf("cutter: connection %d: %v cut: %w", cn.n, kind, err)
+	}
+	return rep, nil
+}
+
+// drain reads and discards from s after a Close cut until the peer's FIN (or
+// any error, or Cutter.Close), then closes s. Closing earlier, with unread
+// bytes in the receive queue, would make the kernel send an RST, and a Close
+// cut must never send one.
+func (cn *conn) drain(s *sock) {
+	s.SetReadDeadline(time.Time{})
+	buf := make([]byte, 4096)
+	for {
+		if _, err := s.Read(buf); err != nil {
+			break
+		}
+	}
+	cn.mu.Lock()
+	s.close()
+	cn.mu.Unlock()
+}
+
+// shutdown closes cn's sockets for Cutter.Close.
+func (cn *conn) shutdown() error {
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	switch cn.state {
+	case stDialing, stOpen, stCutting:
+		cn.state = stClosed
+		cn.byCutter = true
+	}
+	var errs []error
+	for _, s := range []*sock{&cn.client, &cn.up} {
+		if err := s.close(); err != nil {
+			errs = append(errs, fmt.Errorf("cutter: connection %d: close: %w", cn.n, err))
+		}
+	}
+	cn.notifyLocked()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,321 @@
+package cutter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/fault"
+)
+
+// DefaultDialTimeout bounds the upstream dial of each accepted connection.
+const DefaultDialTimeout = 5 * time.Second
+
+// Errors a caller may want to tell apart; the returned errors wrap them and
+// say which connection and why.
+var (
+	// ErrClosed: the cutter was closed.
+	ErrClosed = errors.New("cutter: closed")
+	// ErrUnknownConn: no connection has that number (yet).
+	ErrUnknownConn = errors.New("cutter: unknown connection")
+	// ErrAlreadyCut: the connection was already cut, or another cut of it is
+	// waiting for its flush.
+	ErrAlreadyCut = errors.New("cutter: connection already cut")
+	// ErrConnClosed: the connection ended (both directions done, or an error)
+	// before the cut could happen.
+	ErrConnClosed = errors.New("cutter: connection already closed")
+	// ErrNotSocketCut: the kind is not something the cutter does to a socket.
+	ErrNotSocketCut = errors.New("cutter: kill-helper is not a socket cut")
+)
+
+// Option configures a Cutter.
+type Option func(*options)
+
+type options struct {
+	dialTimeout time.Duration
+	onAccept    func(conn int)
+	// flushWaitHook, if set, is called each time Cut starts waiting for its
+	// flush. Tests use it to act exactly when the wait has begun instead of
+	// sleeping.
+	flushWaitHook func(conn int, delivered, want int64)
+}
+
+// WithDialTimeout bounds the dial of the upstream connection (default
+// DefaultDialTimeout). A connection whose dial fails is closed and shows the
+// error in Stats.
+func WithDialTimeout(d time.Duration) Option {
+	return func(o *options) { o.dialTimeout = d }
+}
+
+// WithOnAccept registers f to be called with each accepted connection's
+// number, before its upstream dial starts, so the rig knows the number before
+// the server can see its preamble. f runs on the accept goroutine and must not
+// block.
+func WithOnAccept(f func(conn int)) Option {
+	return func(o *options) { o.onAccept = f }
+}
+
+func withFlushWaitHook(f func(conn int, delivered, want int64)) Option {
+	return func(o *options) { o.flushWaitHook = f }
+}
+
+// Cutter is a TCP proxy for one test case. See the package documentation.
+type Cutter struct {
+	upstream string
+	caseID   string
+	opts     options
+	ln       *net.TCPListener
+	addr     string
+
+	// dialCtx is cancelled by Close so that an upstream dial in flight does
+	// not hold Close up for the whole dial timeout.
+	dialCtx    context.Context
+	cancelDial context.CancelFunc
+
+	// wg counts every goroutine the cutter starts: the accept loop, each
+	// connection's dial, its two pumps and any drains after a Close cut.
+	wg sync.WaitGroup
+
+	mu        sync.Mutex
+	closed    bool
+	conns     []*conn // conns[i] is connection i+1
+	acceptErr error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Report describes a cut that happened.
+type Report struct {
+	Conn      int
+	Kind      fault.Cut
+	Flush     int64         // server->client bytes the cut waited for
+	Delivered int64         // server->client bytes written to the client when the cut happened (>= Flush)
+	FlushWait time.Duration // from the Cut call until the flush condition held
+	// Unsent is how many of the delivered bytes were still in the cutter's
+	// send queue, not yet transmitted to the client, when the cut happened
+	// (Linux SIOCOUTQNSD; -1 where unknown). On loopback it is 0 unless the
+	// client stopped reading. A Reset discards such bytes: the client never
+	// sees them.
+	Unsent int64
+	At     time.Time // when the socket action was taken
+}
+
+// ConnStats is a snapshot of one connection.
+type ConnStats struct {
+	Conn     int
+	Accepted time.Time
+	ToServer int64 // client->server bytes written to the upstream (preamble not counted)
+	ToClient int64 // server->client bytes written to the client
+	// State is "dialing", "open", "cutting:<kind>", "cut:<kind>" (kind as in
+	// fault.Cut.String) or "closed". A cut connection stays "cut:<kind>" after
+	// its sockets are gone.
+	State string
+	Err   string // why a closed connection closed, if not a clean end or the cutter's Close
+}
+
+// Listen starts a cutter on 127.0.0.1 with a kernel-chosen port, forwarding
+// to upstream ("host:port") and marking every upstream connection with caseID
+// in its preamble.
+func Listen(upstream, caseID string, opts ...Option) (*Cutter, error) {
+	if err := control.ValidID(caseID); err != nil {
+		return nil, fmt.Errorf("cutter: %w", err)
+	}
+	if _, _, err := net.SplitHostPort(upstream); err != nil {
+		return nil, fmt.Errorf("cutter: upstream %q: %w", upstream, err)
+	}
+	o := options{dialTimeout: DefaultDialTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.dialTimeout <= 0 {
+		return nil, fmt.Errorf("cutter: dial timeout %v must be positive", o.dialTimeout)
+	}
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, fmt.Errorf("cutter: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cutter{
+		upstream:   upstream,
+		caseID:     caseID,
+		opts:       o,
+		ln:         ln,
+		addr:       ln.Addr().String(),
+		dialCtx:    ctx,
+		cancelDial: cancel,
+	}
+	c.wg.Go(c.acceptLoop)
+	return c, nil
+}
+
+// Addr is the address the tool dials, "127.0.0.1:port".
+func (c *Cutter) Addr() string { return c.addr }
+
+func (c *Cutter) acceptLoop() {
+	for {
+		tc, err := c.ln.AcceptTCP()
+		if err != nil {
+			c.mu.Lock()
+			if !c.closed {
+				// Not caused by Close (e.g. EMFILE): stop accepting and let
+				// Close report it rather than spin on a persistent error.
+				c.acceptErr = fmt.Errorf("cutter: accept: %w", err)
+			}
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			tc.Close()
+			return
+		}
+		cn := newConn(len(c.conns)+1, tc)
+		c.conns = append(c.conns, cn)
+		c.mu.Unlock()
+
+		if c.opts.onAccept != nil {
+			c.opts.onAccept(cn.n)
+		}
+
+		// Close may have run since the registration; it then already closed
+		// the client socket and marked the connection closed. Checking under
+		// cn.mu also orders this wg.Go before Close's wg.Wait.
+		cn.mu.Lock()
+		if cn.state == stDialing {
+			c.wg.Go(func() { c.dial(cn) })
+		}
+		cn.mu.Unlock()
+	}
+}
+
+// dial connects the upstream side of cn, writes the preamble and starts the
+// pumps.
+func (c *Cutter) dial(cn *conn) {
+	d := net.Dialer{Timeout: c.opts.dialTimeout}
+	nc, err := d.DialContext(c.dialCtx, "tcp", c.upstream)
+
+	cn.mu.Lock()
+	defer cn.mu.Unlock()
+	if cn.state != stDialing {
+		// The cutter closed while we dialled.
+		if nc != nil {
+			nc.Close()
+		}
+		return
+	}
+	if err == nil {
+		// The preamble goes out before any client byte because the pumps do
+		// not exist yet. It is written under cn.mu so that whoever has seen
+		// it (the server, hence the rig) finds the connection open in Stats
+		// and Cut. A fresh socket's send buffer always has room for it; the
+		// deadline only guards against the impossible.
+		nc.SetWriteDeadline(time.Now().Add(c.opts.dialTimeout))
+		if err = control.WritePreamble(nc, control.Preamble{Case: c.caseID, Conn: cn.n}); err != nil {
+			err = fmt.Errorf("write preamble: %w", err)
+			nc.Close()
+		}
+		nc.SetWriteDeadline(time.Time{})
+	} else {
+		err = fmt.Errorf("dial upstream: %w", err)
+	}
+	if err != nil {
+		cn.err = err
+		cn.s2cEnded = true
+		cn.state = stClosed
+		cn.client.close()
+		close(cn.pumpsDone)
+		cn.notifyLocked()
+		return
+	}
+	cn.up = sock{TCPConn: nc.(*net.TCPConn)}
+	cn.state = stOpen
+	cn.pumps = 2
+	c.wg.Go(func() { cn.pump(toServer) })
+	c.wg.Go(func() { cn.pump(toClient) })
+	cn.notifyLocked()
+}
+
+func (c *Cutter) lookup(n int) (*conn, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, ErrClosed
+	}
+	if n < 1 || n > len(c.conns) {
+		return nil, fmt.Errorf("%w %d (%d accepted so far)", ErrUnknownConn, n, len(c.conns))
+	}
+	return c.conns[n-1], nil
+}
+
+// Cut cuts connection conn with kind once at least flush server->client bytes
+// of it have been written to the client socket; see the package documentation
+// for what each kind does. It returns when the cut has taken effect. If ctx
+// ends first, or the connection ends before flush bytes were delivered, it
+// fails and leaves the connection alone. A failed Cut's Report still carries
+// Conn, Kind, Flush and Delivered where they are known.
+//
+// Cut may be called from any goroutine; at most one cut per connection can
+// wait for its flush at a time.
+func (c *Cutter) Cut(ctx context.Context, conn int, kind fault.Cut, flush int64) (Report, error) {
+	switch kind {
+	case fault.Reset, fault.Close, fault.Blackhole:
+	case fault.KillHelper:
+		return Report{}, ErrNotSocketCut
+	default:
+		return Report{}, fmt.Errorf("cutter: invalid cut kind %v", kind)
+	}
+	if flush < 0 {
+		return Report{}, fmt.Errorf("cutter: flush %d < 0", flush)
+	}
+	cn, err := c.lookup(conn)
+	if err != nil {
+		return Report{}, err
+	}
+	return cn.cut(ctx, kind, flush, c.opts.flushWaitHook, &c.wg)
+}
+
+// Stats returns a snapshot of every connection so far, in order.
+func (c *Cutter) Stats() []ConnStats {
+	c.mu.Lock()
+	conns := slices.Clone(c.conns)
+	c.mu.Unlock()
+	out := make([]ConnStats, len(conns))
+	for i, cn := range conns {
+		out[i] = cn.stats()
+	}
+	return out
+}
+
+// Close stops accepting, closes every connection's sockets (blackholed and
+// draining ones too) and waits for every goroutine of the cutter to return.
+// It is idempotent; later calls return the first call's result.
+func (c *Cutter) Close() error {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		conns := slices.Clone(c.conns)
+		c.mu.Unlock()
+
+		c.cancelDial()
+		var errs []error
+		if err := c.ln.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("cutter: close listener: %w", err))
+		}
+		for _, cn := range conns {
+			errs = append(errs, cn.shutdown())
+		}
+		c.wg.Wait()
+		c.mu.Lock()
+		errs = append(errs, c.acceptErr)
+		c.mu.Unlock()
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}

@@ -1,0 +1,401 @@
+package engine
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/fault"
+)
+
+var landingReps = flag.Int("sshrig.reps", 200, "repetitions per (moment, cut) pair in TestLandsEveryTime")
+
+// TestLandsEveryTime repeats every (moment, cut) pair and requires the cut to
+// land at its moment every single time. Nothing here sleeps: every wait is on
+// an event (the server's hold, the cutter's flush, the server's loss).
+func TestLandsEveryTime(t *testing.T) {
+	reps := *landingReps
+	if testing.Short() {
+		reps = 20
+	}
+	env := startEnv(t, Options{})
+	type pair struct {
+		m   fault.Moment
+		cut fault.Cut
+	}
+	var pairs []pair
+	for _, m := range fault.Moments() {
+		switch m {
+		case fault.None:
+			continue
+		case fault.Refuse:
+			pairs = append(pairs, pair{m, fault.Reset})
+			continue
+		}
+		for _, cut := range fault.TransportCuts() {
+			pairs = append(pairs, pair{m, cut})
+		}
+	}
+	const workers = 4 // cases in parallel on the one server
+	for _, p := range pairs {
+		name := p.m.String() + "." + p.cut.String()
+		if p.m == fault.Refuse {
+			name = p.m.String()
+		}
+		t.Run(name, func(t *testing.T) {
+			var landed, settledWrong int
+			var mu sync.Mutex
+			var failures []string
+			jobs := make(chan int)
+			var wg sync.WaitGroup
+			for w := 0; w < workers; w++ {
+				wg.Go(func() {
+					for range jobs {
+						ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+						run, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: p.m, Cut: p.cut, Disposition: fault.Survive, OutputBytes: 8})
+						if err != nil {
+							cancel()
+							mu.Lock()
+							failures = append(failures, "begin: "+err.Error())
+							mu.Unlock()
+							continue
+						}
+						cmd, _ := run.Wrap(workload(0))
+						runClientUntilCut(ctx, run, cmd)
+						ev, err := run.Finish(ctx, 5*time.Second)
+						cancel()
+						mu.Lock()
+						switch {
+						case err != nil:
+							failures = append(failures, "finish: "+err.Error())
+						case !ev.Landed:
+							failures = append(failures, ev.NotLanded)
+						default:
+							landed++
+							if ev.Truth.State != ExpectTruth(p.m, p.cut, fault.Survive) || !ev.Truth.Agree() {
+								settledWrong++
+								failures = append(failures, "truth "+ev.Truth.String()+" "+ev.Truth.Disagreement)
+							}
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			for i := 0; i < reps; i++ {
+				jobs <- i
+			}
+			close(jobs)
+			wg.Wait()
+			if landed != reps || settledWrong != 0 {
+				if len(failures) > 5 {
+					failures = failures[:5]
+				}
+				t.Fatalf("landed %d of %d, wrong truth %d; first failures: %s", landed, reps, settledWrong, strings.Join(failures, " | "))
+			}
+			t.Logf("landed %d of %d", landed, reps)
+		})
+	}
+}
+
+// TestParallelAttribution runs 16 cases at once on one server and checks that
+// every event, process and marker is attributed to the right case.
+func TestParallelAttribution(t *testing.T) {
+	env := startEnv(t, Options{})
+	tap := env.Control().Tap()
+	defer tap.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	moments := []fault.Moment{fault.None, fault.Exec, fault.Started, fault.Output, fault.Finished, fault.ExitStatus, fault.Channel, fault.Auth}
+	const n = 16
+	type outcome struct {
+		id  string
+		res clientResult
+		ev  *Evidence
+		err error
+	}
+	outcomes := make([]outcome, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Go(func() {
+			m := moments[i%len(moments)]
+			run, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: m, Cut: fault.Reset, Disposition: fault.Survive, OutputBytes: 4})
+			if err != nil {
+				outcomes[i].err = err
+				return
+			}
+			id := run.Spec().ID
+			// Each command prints its own id, so crossed wires would show.
+			cmd, _ := run.Wrap("printf '%s\\n' " + id)
+			res := runClient(ctx, run, cmd, testLiveness)
+			ev, err := run.Finish(ctx, 5*time.Second)
+			outcomes[i] = outcome{id: id, res: res, ev: ev, err: err}
+		})
+	}
+	wg.Wait()
+
+	pidCase := map[int]string{}
+	for _, o := range outcomes {
+		if o.err != nil {
+			t.Fatalf("case %s: %v", o.id, o.err)
+		}
+		if !o.ev.Landed {
+			t.Errorf("case %s: %s", o.id, o.ev.NotLanded)
+		}
+		for _, e := range o.ev.Events {
+			if e.Case != o.id {
+				t.Errorf("case %s received an event of case %s", o.id, e.Case)
+			}
+			if e.Kind == control.ExecReceived && e.MarkerID != o.id {
+				t.Errorf("case %s: exec carries marker id %q", o.id, e.MarkerID)
+			}
+			if e.Kind == control.ProcSpawned {
+				if other, dup := pidCase[e.PID]; dup {
+					t.Errorf("pid %d attributed to %s and %s", e.PID, other, o.id)
+				}
+				pidCase[e.PID] = o.id
+			}
+		}
+		if o.ev.Spec.Moment == fault.None && strings.TrimSpace(string(o.res.out)) != o.id {
+			t.Errorf("case %s: client read %q", o.id, o.res.out)
+		}
+	}
+	// Every marker in the ledger comes from a process of its own case.
+	ledger := outcomes[len(outcomes)-1].ev.Ledger
+	if len(ledger.Malformed) != 0 {
+		t.Errorf("malformed ledger lines: %v", ledger.Malformed)
+	}
+	for _, e := range ledger.Entries {
+		if owner, ok := pidCase[e.PID]; ok && owner != e.ID {
+			t.Errorf("ledger line %d: marker %s written by pid %d of case %s", e.Line, e.ID, e.PID, owner)
+		}
+	}
+	// The server-wide tap saw the same attribution.
+	drain, stop := context.WithTimeout(ctx, 2*time.Second)
+	defer stop()
+	for {
+		e, err := tap.Next(drain)
+		if err != nil {
+			break
+		}
+		if e.Kind == control.ProcSpawned && e.Case != "" {
+			if owner := pidCase[e.PID]; owner != "" && owner != e.Case {
+				t.Errorf("tap: pid %d under %s, case saw it under %s", e.PID, e.Case, owner)
+			}
+		}
+		if e.Kind == control.CaseEnded && e.Case == outcomes[len(outcomes)-1].id {
+			break
+		}
+	}
+}
+
+// TestCloseLeavesNothing leaves a surviving command running and a connection
+// blackholed, closes everything, and checks no process and no goroutine remain.
+func TestCloseLeavesNothing(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: fault.Started, Cut: fault.Reset, Disposition: fault.Survive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := run.Wrap("sleep 300")
+	res := runClient(ctx, run, cmd, testLiveness)
+	if !res.exitMissing() {
+		t.Fatalf("client: %v", res.err)
+	}
+	bh, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: fault.Output, Cut: fault.Blackhole, Disposition: fault.Survive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bcmd, _ := bh.Wrap("echo one; sleep 300")
+	runClientUntilCut(ctx, bh, bcmd)
+
+	var pids []int
+	for _, e := range append(run.Events(), bh.Events()...) {
+		if e.Kind == control.ProcSpawned {
+			pids = append(pids, e.PID)
+		}
+	}
+	if len(pids) != 2 {
+		t.Fatalf("spawned %v, want 2 processes", pids)
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); err != nil {
+			t.Fatalf("survivor %d not running before Close: %v", pid, err)
+		}
+	}
+	if err := env.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if members := groupMembers(pid); len(members) != 0 {
+			t.Errorf("process group %d still has members %v after Close", pid, members)
+		}
+	}
+	if kids := children(os.Getpid()); len(kids) != 0 {
+		t.Errorf("child processes left: %v", kids)
+	}
+	goleak.VerifyNone(t)
+}
+
+// groupMembers lists processes whose process group is pgid.
+func groupMembers(pgid int) []int {
+	return scanProc(func(_, _, pg int) bool { return pg == pgid })
+}
+
+// children lists processes whose parent is ppid.
+func children(ppid int) []int {
+	return scanProc(func(_, pp, _ int) bool { return pp == ppid })
+}
+
+func scanProc(match func(pid, ppid, pgid int) bool) []int {
+	dirs, _ := os.ReadDir("/proc")
+	var out []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces; fields resume after its ")".
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 3 || fields[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		pgid, _ := strconv.Atoi(fields[2])
+		if match(pid, ppid, pgid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestSubprocessServer runs cases against `sshrig serve` in a separate
+// process (this test binary re-executed as the server).
+func TestSubprocessServer(t *testing.T) {
+	env := startEnv(t, Options{Launcher: Subprocess{Command: []string{os.Args[0]}, Env: []string{serveEnv + "=1"}}})
+	for _, mc := range []matrixCase{
+		{fault.None, fault.Reset, fault.Survive},
+		{fault.Started, fault.Reset, fault.Hangup},
+		{fault.Exec, fault.Close, fault.Survive},
+		{fault.ExitStatus, fault.Blackhole, fault.Survive},
+	} {
+		t.Run(mc.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, ev := runCase(t, ctx, env, mc)
+			checkEvents(t, mc, ev)
+			checkClient(t, mc, res)
+			if want := ExpectTruth(mc.m, mc.cut, mc.d); ev.Truth.State != want {
+				t.Errorf("truth %s, want %s", ev.Truth, want)
+			}
+		})
+	}
+}
+
+// TestTruthDisagreement: a marker written by a process the server did not run
+// for the id makes the sources disagree.
+func TestTruthDisagreement(t *testing.T) {
+	env := startEnv(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	run, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: fault.None, Disposition: fault.Survive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command forges a complete marker for its own id from a process
+	// the server never saw start.
+	forged := fmt.Sprintf("printf '%%s complete 0 1 999999\\n' %s >> %s", run.Spec().ID, env.Ready().Ledger)
+	cmd, _ := run.Wrap(forged)
+	if res := runClient(ctx, run, cmd, testLiveness); res.err != nil {
+		t.Fatal(res.err)
+	}
+	ev, err := run.Finish(ctx, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev.Truth.Agree() || !strings.Contains(ev.Truth.Disagreement, "999999") {
+		t.Fatalf("truth %s agreed (%q); want a disagreement naming pid 999999", ev.Truth, ev.Truth.Disagreement)
+	}
+}
+
+// BenchmarkCase measures, on loopback, the dial+handshake time through the
+// cutter, the event-to-cut latency, and the per-case overhead: the whole case
+// (begin, tool, finish with truth) minus the command's own run time.
+func BenchmarkCase(b *testing.B) {
+	env := startEnv(b, Options{})
+	ctx := context.Background()
+	var handshakes, latencies, overheads []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		run, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: fault.Started, Cut: fault.Reset, Disposition: fault.Survive})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cmd, _ := run.Wrap("true")
+		dialStart := time.Now()
+		client, err := run.DialTool(ctx, 5*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		handshakes = append(handshakes, time.Since(dialStart))
+		sess, _ := client.NewSession()
+		sess.Run(cmd)
+		client.Close()
+		ev, err := run.Finish(ctx, 5*time.Second)
+		if err != nil || !ev.Landed {
+			b.Fatalf("finish: %v %s", err, ev.NotLanded)
+		}
+		latencies = append(latencies, ev.Cut.Latency)
+		overheads = append(overheads, time.Since(start)-commandTime(ev.Events))
+	}
+	report(b, "handshake", handshakes)
+	report(b, "cut", latencies)
+	report(b, "case-overhead", overheads)
+}
+
+// commandTime is how long the server saw the command run.
+func commandTime(events []control.Event) time.Duration {
+	var spawned, exited time.Time
+	for _, e := range events {
+		switch e.Kind {
+		case control.ProcSpawned:
+			spawned = e.Time
+		case control.ProcExited:
+			exited = e.Time
+		}
+	}
+	if spawned.IsZero() || exited.IsZero() {
+		return 0
+	}
+	return exited.Sub(spawned)
+}
+
+func report(b *testing.B, name string, ds []time.Duration) {
+	if len(ds) == 0 {
+		return
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-p50-ms")
+	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, name+"-p99-ms")
+}

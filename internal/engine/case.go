@@ -1,0 +1,509 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/cutter"
+	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/markers"
+	"github.com/sshrig/sshrig/reconcile"
+)
+
+// Spec says where and how a case's transport dies.
+type Spec struct {
+	ID          string // unique per case run: the correlation and marker id
+	Moment      fault.Moment
+	Cut         fault.Cut // ignored for the none and refuse moments
+	Disposition fault.Disposition
+	OutputBytes int64 // N for the output moment; default 1
+}
+
+// Validate checks the spec's values.
+func (s Spec) Validate() error {
+	if err := markers.ValidID(s.ID); err != nil {
+		return err
+	}
+	if s.Moment < fault.Refuse || s.Moment > fault.None {
+		return fmt.Errorf("engine: invalid moment %d", int(s.Moment))
+	}
+	if s.Moment != fault.None && s.Moment != fault.Refuse {
+		if s.Cut < fault.Reset || s.Cut > fault.KillHelper {
+			return fmt.Errorf("engine: invalid cut %d", int(s.Cut))
+		}
+	}
+	if s.Disposition != 0 && (s.Disposition < fault.Survive || s.Disposition > fault.RemoteKill) {
+		return fmt.Errorf("engine: invalid disposition %d", int(s.Disposition))
+	}
+	return nil
+}
+
+// Run is one case in flight: the server knows it, a cutter (or a refusing
+// address) waits for the tool, and the cut happens when the server holds.
+type Run struct {
+	env        *Env
+	spec       Spec
+	sub        *control.Subscription
+	cutter     *cutter.Cutter
+	refused    *cutter.Refused
+	addr       string
+	knownHosts string
+	ctx        context.Context
+	cancel     context.CancelFunc
+	watchDone  chan struct{}
+	cuts       sync.WaitGroup
+	closeOnce  sync.Once
+
+	// KillHelper performs the kill-helper cut for connection conn; set it
+	// before the tool connects. Without it, a kill-helper cut fails.
+	KillHelper func(ctx context.Context, conn int) error
+
+	cutDone chan struct{} // closed once the hold at the armed moment was released
+
+	mu      sync.Mutex
+	events  []control.Event
+	changed chan struct{} // signalled on every event
+	lost    map[int]chan struct{}
+	cut     *CutRecord
+	ended   bool
+}
+
+// CutRecord is what happened when the server held at the armed moment.
+type CutRecord struct {
+	Moment    fault.Moment `json:"moment"`
+	Kind      fault.Cut    `json:"cut"`
+	Conn      int          `json:"conn"`
+	HoldSeq   uint64       `json:"hold_seq"`
+	EventTime time.Time    `json:"event_time"` // when the server announced the hold
+	Sent      int64        `json:"sent"`       // bytes the server had written on the connection
+	Delivered int64        `json:"delivered"`  // of those, delivered to the client before the cut
+	CutTime   time.Time    `json:"cut_time,omitzero"`
+	// Latency is from the server's announcement to the cut.
+	Latency   time.Duration `json:"latency_ns"`
+	FlushWait time.Duration `json:"flush_wait_ns"`
+	// ServerSawLoss: the server saw its transport end before the hold was
+	// released (for cuts that drop the transport).
+	ServerSawLoss bool      `json:"server_saw_loss"`
+	Released      time.Time `json:"released,omitzero"`
+	Err           string    `json:"error,omitempty"`
+}
+
+// Begin registers the case with the server and opens its cutter.
+func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if spec.Disposition == 0 {
+		spec.Disposition = fault.Survive
+	}
+	r := &Run{env: e, spec: spec, watchDone: make(chan struct{}), cutDone: make(chan struct{}),
+		changed: make(chan struct{}, 1), lost: map[int]chan struct{}{}}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.sub = e.ctl.Subscribe(spec.ID)
+	e.runsMu.Lock()
+	e.runs[r] = true
+	e.runsMu.Unlock()
+	req := control.Request{Op: control.OpSetupCase, Case: spec.ID}
+	if spec.Moment != fault.None && spec.Moment != fault.Refuse {
+		req.Arm = &control.Arm{Moment: spec.Moment, Disposition: spec.Disposition, OutputBytes: spec.OutputBytes}
+	} else {
+		req.Arm = &control.Arm{Disposition: spec.Disposition}
+	}
+	if err := e.ctl.Do(ctx, req); err != nil {
+		go r.watch()
+		r.closeLocal()
+		return nil, err
+	}
+	var err error
+	if spec.Moment == fault.Refuse {
+		if r.refused, err = cutter.Refusing(); err == nil {
+			r.addr = r.refused.Addr()
+		}
+	} else if r.cutter, err = cutter.Listen(e.ep.SSHAddr, spec.ID); err == nil {
+		r.addr = r.cutter.Addr()
+	}
+	if err == nil {
+		err = r.writeKnownHosts()
+	}
+	go r.watch()
+	if err != nil {
+		r.abort()
+		return nil, fmt.Errorf("engine: case %s: %w", spec.ID, err)
+	}
+	return r, nil
+}
+
+func (r *Run) writeKnownHosts() error {
+	r.knownHosts = filepath.Join(r.env.keyDir, "known_hosts-"+r.spec.ID)
+	line := knownhosts.Line([]string{knownhosts.Normalize(r.addr)}, r.env.hostKey)
+	return os.WriteFile(r.knownHosts, []byte(line+"\n"), 0o600)
+}
+
+// Spec is the case's spec.
+func (r *Run) Spec() Spec { return r.spec }
+
+// Addr is the address the tool must dial ("127.0.0.1:port").
+func (r *Run) Addr() string { return r.addr }
+
+// KnownHosts is a known_hosts file that pins the server's host key for Addr.
+func (r *Run) KnownHosts() string { return r.knownHosts }
+
+// Wrap returns command wrapped with this case's markers.
+func (r *Run) Wrap(command string) (string, error) {
+	return markers.Wrap(r.spec.ID, r.env.ready.Ledger, command)
+}
+
+// ClientConfig returns an SSH client configuration with the tools' key and the
+// host key pinned, for in-process clients.
+func (r *Run) ClientConfig() *gossh.ClientConfig {
+	return &gossh.ClientConfig{
+		User:            r.env.opts.User,
+		Auth:            []gossh.AuthMethod{gossh.PublicKeys(r.env.toolKey)},
+		HostKeyCallback: gossh.FixedHostKey(r.env.hostKey),
+	}
+}
+
+// watch records the case's events and cuts when the server holds.
+func (r *Run) watch() {
+	defer close(r.watchDone)
+	for {
+		ev, err := r.sub.Next(r.ctx)
+		if err != nil {
+			return
+		}
+		r.mu.Lock()
+		r.events = append(r.events, ev)
+		if ev.Kind == control.TransportLost {
+			if ch := r.lostChLocked(ev.Conn); ch != closedCh {
+				close(ch)
+				r.lost[ev.Conn] = closedCh
+			}
+		}
+		if ev.Kind == control.CaseEnded {
+			r.ended = true
+		}
+		r.mu.Unlock()
+		select {
+		case r.changed <- struct{}{}:
+		default:
+		}
+		if ev.Kind == control.MomentReached && ev.Hold {
+			r.cuts.Add(1)
+			go func() {
+				defer r.cuts.Done()
+				r.cutAt(ev)
+			}()
+		}
+		if ev.Kind == control.CaseEnded {
+			return
+		}
+	}
+}
+
+var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (r *Run) lostChLocked(conn int) chan struct{} {
+	ch := r.lost[conn]
+	if ch == nil {
+		ch = make(chan struct{})
+		r.lost[conn] = ch
+	}
+	return ch
+}
+
+// cutAt cuts the held connection once the server's bytes reached the client,
+// waits for the server to see the transport drop where it can, and releases.
+func (r *Run) cutAt(ev control.Event) {
+	rec := &CutRecord{Moment: ev.Moment, Kind: r.spec.Cut, Conn: ev.Conn, HoldSeq: ev.Seq, EventTime: ev.Time, Sent: ev.Sent}
+	ctx, cancel := context.WithTimeout(r.ctx, r.env.opts.FlushTimeout)
+	var err error
+	if r.spec.Cut == fault.KillHelper {
+		if r.KillHelper == nil {
+			err = errors.New("kill-helper cut needs a local helper process to kill")
+		} else {
+			start := time.Now()
+			err = r.KillHelper(ctx, ev.Conn)
+			rec.CutTime = time.Now()
+			rec.FlushWait = rec.CutTime.Sub(start)
+		}
+	} else {
+		var rep cutter.Report
+		rep, err = r.cutter.Cut(ctx, ev.Conn, r.spec.Cut, ev.Sent)
+		rec.CutTime, rec.Delivered, rec.FlushWait = rep.At, rep.Delivered, rep.FlushWait
+	}
+	cancel()
+	if err != nil {
+		rec.Err = err.Error()
+	} else {
+		rec.Latency = rec.CutTime.Sub(ev.Time)
+		if r.spec.Cut.DropsTransport() && lossSeenWhileHeld(ev.Moment) {
+			r.mu.Lock()
+			ch := r.lostChLocked(ev.Conn)
+			r.mu.Unlock()
+			t := time.NewTimer(r.env.opts.LossTimeout)
+			select {
+			case <-ch:
+				rec.ServerSawLoss = true
+			case <-t.C:
+			case <-r.ctx.Done():
+			}
+			t.Stop()
+		}
+	}
+	relCtx, relCancel := context.WithTimeout(r.ctx, 10*time.Second)
+	if err := r.env.ctl.Do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
+		rec.Err = "release: " + err.Error()
+	}
+	relCancel()
+	rec.Released = time.Now()
+	r.mu.Lock()
+	if r.cut == nil {
+		r.cut = rec
+		close(r.cutDone)
+	}
+	r.mu.Unlock()
+}
+
+// Events returns the case's events recorded so far.
+func (r *Run) Events() []control.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]control.Event(nil), r.events...)
+}
+
+// lossSeenWhileHeld reports whether the server reads its connection while it
+// holds at m, and so sees a dropped transport before the release. At accept
+// nothing reads yet; during the key exchange the SSH library's reader may be
+// waiting for the very write the server holds back.
+func lossSeenWhileHeld(m fault.Moment) bool {
+	return m != fault.Accept && m != fault.Handshake
+}
+
+// CutDone is closed once the cut at the armed moment happened (or failed) and
+// the server's hold was released. It never closes for none and refuse.
+func (r *Run) CutDone() <-chan struct{} { return r.cutDone }
+
+// Evidence is everything the engine learned about a case run.
+type Evidence struct {
+	Spec   Spec            `json:"-"`
+	Events []control.Event `json:"events"`
+	Cut    *CutRecord      `json:"cut,omitempty"`
+	// Landed: the cut happened at its moment (always true for none).
+	Landed bool `json:"landed"`
+	// NotLanded says why the cut did not land.
+	NotLanded string `json:"not_landed,omitempty"`
+	// Settled: every command the server ran for the case had ended when
+	// the ledger was read. When false, a survivor may still be running.
+	Settled bool            `json:"settled"`
+	Truth   reconcile.Truth `json:"truth"`
+	// Ledger is the whole ledger as read over SSH at the end of the case.
+	Ledger *markers.Ledger `json:"-"`
+	// ProbeErr is set when the ledger could not be read.
+	ProbeErr string `json:"probe_error,omitempty"`
+}
+
+// Finish waits (at most settle) for the case's commands to end, reads the
+// truth, ends the case on the server and closes the cutter.
+func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, error) {
+	ev := &Evidence{Spec: r.spec}
+	// A ping's reply follows every event the server emitted before it, so
+	// afterwards the record is complete up to now.
+	if err := r.env.ctl.Do(ctx, control.Request{Op: control.OpPing}); err != nil {
+		r.abort()
+		return nil, err
+	}
+	ev.Settled = r.waitSettled(ctx, settle)
+
+	r.env.probeMu.Lock()
+	probe := r.env.probe
+	r.env.probeMu.Unlock()
+	ledger, err := reconcile.ReadLedger(ctx, probe, r.env.ready.Ledger)
+	if err != nil {
+		ev.ProbeErr = err.Error()
+	}
+	ev.Ledger = ledger
+
+	// Our own cuts must be finished before the case ends (a release of a
+	// hold that the teardown ended would be an error).
+	r.cuts.Wait()
+	endErr := r.end(ctx)
+	r.mu.Lock()
+	ev.Events = append([]control.Event(nil), r.events...)
+	ev.Cut = r.cut
+	r.mu.Unlock()
+	ev.Truth = reconcile.Derive(r.spec.ID, ledger, Processes(ev.Events, r.spec.ID))
+	ev.Landed, ev.NotLanded = r.judgeLanding(ev)
+	return ev, endErr
+}
+
+func (r *Run) waitSettled(ctx context.Context, settle time.Duration) bool {
+	t := time.NewTimer(settle)
+	defer t.Stop()
+	for {
+		r.mu.Lock()
+		ok := settled(r.events)
+		r.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-r.changed:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// settled: every exec request the server received is finished and every
+// process it spawned has exited.
+func settled(events []control.Event) bool {
+	execs, procs := 0, 0
+	for _, e := range events {
+		switch e.Kind {
+		case control.ExecReceived:
+			execs++
+		case control.ExecFinished:
+			execs--
+		case control.ProcSpawned:
+			procs++
+		case control.ProcExited:
+			procs--
+		}
+	}
+	return execs == 0 && procs == 0
+}
+
+// end asks the server to end the case and waits until it reports it ended.
+func (r *Run) end(ctx context.Context) error {
+	defer r.closeLocal()
+	if err := r.env.ctl.Do(ctx, control.Request{Op: control.OpEndCase, Case: r.spec.ID}); err != nil {
+		return err
+	}
+	select {
+	case <-r.watchDone:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("engine: case %s did not end: %w", r.spec.ID, ctx.Err())
+	}
+}
+
+// abort ends the case without collecting evidence.
+func (r *Run) abort() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r.end(ctx)
+}
+
+func (r *Run) closeLocal() {
+	r.closeOnce.Do(r.closeLocalOnce)
+}
+
+func (r *Run) closeLocalOnce() {
+	r.env.runsMu.Lock()
+	delete(r.env.runs, r)
+	r.env.runsMu.Unlock()
+	r.cancel()
+	<-r.watchDone
+	r.cuts.Wait()
+	r.sub.Close()
+	if r.cutter != nil {
+		r.cutter.Close()
+	}
+	if r.refused != nil {
+		r.refused.Close()
+	}
+	if r.knownHosts != "" {
+		os.Remove(r.knownHosts)
+	}
+}
+
+func (r *Run) judgeLanding(ev *Evidence) (bool, string) {
+	switch r.spec.Moment {
+	case fault.None:
+		return true, ""
+	case fault.Refuse:
+		for _, e := range ev.Events {
+			if e.Kind == control.ConnAccepted {
+				return false, "a connection reached the server although nothing should accept it"
+			}
+		}
+		return true, ""
+	}
+	c := ev.Cut
+	switch {
+	case c == nil:
+		return false, fmt.Sprintf("the exchange never reached the %s moment", r.spec.Moment)
+	case c.Moment != r.spec.Moment:
+		return false, fmt.Sprintf("the server held at %s, not %s", c.Moment, r.spec.Moment)
+	case c.Err != "":
+		return false, "the cut failed: " + c.Err
+	case r.spec.Cut.DropsTransport() && lossSeenWhileHeld(r.spec.Moment) && !c.ServerSawLoss:
+		return false, fmt.Sprintf("the server did not see its transport drop within %s of the cut", r.env.opts.LossTimeout)
+	}
+	return true, ""
+}
+
+// Processes extracts, from a case's events, the processes the server ran for
+// marker id: the server's own evidence for reconcile.Derive.
+func Processes(events []control.Event, id string) []reconcile.Process {
+	type key struct{ conn, session int }
+	marker := map[key]string{}
+	var order []int
+	procs := map[int]*reconcile.Process{}
+	for _, e := range events {
+		k := key{e.Conn, e.Session}
+		switch e.Kind {
+		case control.ExecReceived:
+			marker[k] = e.MarkerID
+		case control.ProcSpawned:
+			if marker[k] == id {
+				procs[e.PID] = &reconcile.Process{PID: e.PID}
+				order = append(order, e.PID)
+			}
+		case control.ProcStartGate:
+			if p := procs[e.PID]; p != nil {
+				p.ReachedStart = true
+			}
+		case control.ProcExited:
+			if p := procs[e.PID]; p != nil {
+				p.Exited, p.ExitCode, p.Signal = true, e.ExitCode, e.Signal
+			}
+		}
+	}
+	out := make([]reconcile.Process, 0, len(order))
+	for _, pid := range order {
+		out = append(out, *procs[pid])
+	}
+	return out
+}
+
+// DialTool connects an in-process SSH client to the case the way a tool would,
+// with the tools' key and the host key pinned. timeout bounds connect and
+// handshake.
+func (r *Run) DialTool(ctx context.Context, timeout time.Duration) (*gossh.Client, error) {
+	d := net.Dialer{Timeout: timeout}
+	conn, err := d.DialContext(ctx, "tcp", r.addr)
+	if err != nil {
+		return nil, err
+	}
+	conn.SetDeadline(time.Now().Add(timeout))
+	c, chans, reqs, err := gossh.NewClientConn(conn, r.addr, r.ClientConfig())
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	conn.SetDeadline(time.Time{})
+	return gossh.NewClient(c, chans, reqs), nil
+}

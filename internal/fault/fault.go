@@ -1,0 +1,270 @@
+package fault
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Knowledge is what a caller can know about the remote effect of its request
+// when the transport dies at a moment.
+type Knowledge int
+
+const (
+	// NothingSent: no request that could have an effect left the caller.
+	NothingSent Knowledge = iota + 1
+	// RequestSent: the request may have reached the remote side; no result arrived.
+	RequestSent
+	// ResultReceived: the remote result (exit status) reached the caller.
+	ResultReceived
+)
+
+func (k Knowledge) String() string {
+	switch k {
+	case NothingSent:
+		return "nothing was sent"
+	case RequestSent:
+		return "request sent, no result"
+	case ResultReceived:
+		return "result received"
+	}
+	return fmt.Sprintf("Knowledge(%d)", int(k))
+}
+
+// Moment is a named point of the SSH exchange where a cut lands.
+type Moment int
+
+// The moments, in the order an exchange passes through them.
+const (
+	Refuse     Moment = iota + 1 // nothing accepts the TCP connection
+	Accept                       // after TCP accept, before the SSH version exchange
+	Handshake                    // during key exchange
+	Auth                         // after authentication, before any channel opens
+	Channel                      // session channel requested, not yet confirmed
+	Exec                         // exec request received, command not yet started
+	Started                      // start marker written, command running
+	Output                       // after N bytes of the command's stdout reached the client
+	Finished                     // command exited, complete marker written, exit status not sent
+	ExitStatus                   // exit status delivered, channel not closed
+	None                         // no cut (baseline)
+)
+
+type momentDef struct {
+	name      string
+	where     string
+	knowledge Knowledge
+}
+
+var moments = [...]momentDef{
+	Refuse:     {"refuse", "nothing accepts the TCP connection", NothingSent},
+	Accept:     {"accept", "after TCP accept, before the SSH version exchange", NothingSent},
+	Handshake:  {"handshake", "during key exchange", NothingSent},
+	Auth:       {"auth", "after authentication, before any channel opens", NothingSent},
+	Channel:    {"channel", "session channel requested, not yet confirmed", NothingSent},
+	Exec:       {"exec", "exec request received, command not yet started", RequestSent},
+	Started:    {"started", "start marker written, command running", RequestSent},
+	Output:     {"output", "after N bytes of the command's stdout reached the client", RequestSent},
+	Finished:   {"finished", "command exited, complete marker written, exit status not sent", RequestSent},
+	ExitStatus: {"exit-status", "exit status delivered, channel not closed", ResultReceived},
+	None:       {"none", "no cut (baseline)", ResultReceived},
+}
+
+// Moments returns every moment in exchange order.
+func Moments() []Moment {
+	out := make([]Moment, 0, len(moments)-1)
+	for m := Refuse; m <= None; m++ {
+		out = append(out, m)
+	}
+	return out
+}
+
+func (m Moment) valid() bool { return m >= Refuse && m <= None }
+
+func (m Moment) String() string {
+	if !m.valid() {
+		return fmt.Sprintf("Moment(%d)", int(m))
+	}
+	return moments[m].name
+}
+
+// Where describes where on the exchange the cut lands.
+func (m Moment) Where() string {
+	if !m.valid() {
+		return ""
+	}
+	return moments[m].where
+}
+
+// Knowledge is what the caller can know when the transport dies at m.
+func (m Moment) Knowledge() Knowledge {
+	if !m.valid() {
+		return 0
+	}
+	return moments[m].knowledge
+}
+
+// RunsCommand reports whether the server can start the command after a cut at m,
+// which is when the disposition decides the remote truth.
+func (m Moment) RunsCommand() bool { return m >= Exec }
+
+// MarshalText implements encoding.TextMarshaler.
+func (m Moment) MarshalText() ([]byte, error) {
+	if !m.valid() {
+		return nil, fmt.Errorf("fault: invalid moment %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (m *Moment) UnmarshalText(b []byte) error {
+	v, err := ParseMoment(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// ParseMoment parses a moment name such as "started" or "exit-status".
+func ParseMoment(s string) (Moment, error) {
+	for m := Refuse; m <= None; m++ {
+		if moments[m].name == s {
+			return m, nil
+		}
+	}
+	return 0, &UnknownValueError{Kind: "moment", Value: s, Valid: names(Moments())}
+}
+
+// Cut is how the tool's local transport dies.
+type Cut int
+
+const (
+	Reset      Cut = iota + 1 // TCP RST in both directions
+	Close                     // FIN in both directions, never RST
+	Blackhole                 // bytes stop flowing; sockets stay open until the case ends
+	KillHelper                // SIGKILL to the local process that owns the client socket
+)
+
+var cutNames = [...]string{Reset: "reset", Close: "close", Blackhole: "blackhole", KillHelper: "kill-helper"}
+
+// Cuts returns every cut kind.
+func Cuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper} }
+
+// TransportCuts returns the cut kinds the cutter performs on the socket itself.
+func TransportCuts() []Cut { return []Cut{Reset, Close, Blackhole} }
+
+func (c Cut) valid() bool { return c >= Reset && c <= KillHelper }
+
+func (c Cut) String() string {
+	if !c.valid() {
+		return fmt.Sprintf("Cut(%d)", int(c))
+	}
+	return cutNames[c]
+}
+
+// DropsTransport reports whether the server side sees its transport end when
+// the cut happens (as opposed to a silent blackhole).
+func (c Cut) DropsTransport() bool { return c == Reset || c == Close || c == KillHelper }
+
+// MarshalText implements encoding.TextMarshaler.
+func (c Cut) MarshalText() ([]byte, error) {
+	if !c.valid() {
+		return nil, fmt.Errorf("fault: invalid cut %d", int(c))
+	}
+	return []byte(c.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (c *Cut) UnmarshalText(b []byte) error {
+	v, err := ParseCut(string(b))
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// ParseCut parses a cut kind name such as "reset".
+func ParseCut(s string) (Cut, error) {
+	for c := Reset; c <= KillHelper; c++ {
+		if cutNames[c] == s {
+			return c, nil
+		}
+	}
+	return 0, &UnknownValueError{Kind: "cut", Value: s, Valid: names(Cuts())}
+}
+
+// Disposition is what the remote command does when its transport dies.
+type Disposition int
+
+const (
+	// Survive: the command keeps running and writes its complete marker,
+	// as under OpenSSH without a pty.
+	Survive Disposition = iota + 1
+	// Hangup: the command's process group is killed when the transport drops,
+	// as with a pty.
+	Hangup
+	// RemoteKill: the server kills the command right after its start marker,
+	// whatever the transport does.
+	RemoteKill
+)
+
+var dispositionNames = [...]string{Survive: "survive", Hangup: "hangup", RemoteKill: "remote-kill"}
+
+// Dispositions returns every disposition.
+func Dispositions() []Disposition { return []Disposition{Survive, Hangup, RemoteKill} }
+
+func (d Disposition) valid() bool { return d >= Survive && d <= RemoteKill }
+
+func (d Disposition) String() string {
+	if !d.valid() {
+		return fmt.Sprintf("Disposition(%d)", int(d))
+	}
+	return dispositionNames[d]
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Disposition) MarshalText() ([]byte, error) {
+	if !d.valid() {
+		return nil, fmt.Errorf("fault: invalid disposition %d", int(d))
+	}
+	return []byte(d.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Disposition) UnmarshalText(b []byte) error {
+	v, err := ParseDisposition(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// ParseDisposition parses a disposition name such as "remote-kill".
+func ParseDisposition(s string) (Disposition, error) {
+	for d := Survive; d <= RemoteKill; d++ {
+		if dispositionNames[d] == s {
+			return d, nil
+		}
+	}
+	return 0, &UnknownValueError{Kind: "disposition", Value: s, Valid: names(Dispositions())}
+}
+
+// UnknownValueError reports a value that is not one of a kind's valid names.
+type UnknownValueError struct {
+	Kind  string   // "moment", "cut", "disposition"
+	Value string   // what was given
+	Valid []string // every valid name, in definition order
+}
+
+func (e *UnknownValueError) Error() string {
+	return fmt.Sprintf("unknown %s %q (valid: %s)", e.Kind, e.Value, strings.Join(e.Valid, ", "))
+}
+
+func names[T fmt.Stringer](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.String()
+	}
+	return out
+}

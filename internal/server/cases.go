@@ -1,0 +1,119 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/fault"
+)
+
+// caseState is everything the server knows about one case run.
+type caseState struct {
+	id    string
+	arm   control.Arm
+	fired atomic.Bool // the armed moment was reached once; later ones pass
+
+	endOnce sync.Once
+	ended   chan struct{} // closed when teardown starts
+	work    *tracker      // the case's connection, channel and exec handlers
+
+	mu          sync.Mutex
+	conns       map[int]*tconn
+	procs       map[int]*proc // by pid, while not reaped
+	nextSession int
+}
+
+func newCase(id string, arm control.Arm) *caseState {
+	return &caseState{
+		id:    id,
+		arm:   arm,
+		ended: make(chan struct{}),
+		work:  newTracker(),
+		conns: map[int]*tconn{},
+		procs: map[int]*proc{},
+	}
+}
+
+func (c *caseState) isEnded() bool {
+	select {
+	case <-c.ended:
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *caseState) newSession() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nextSession++
+	return c.nextSession
+}
+
+// hold is one barrier: a moment the server waits at until the rig releases it.
+type hold struct {
+	caseID string
+	once   sync.Once
+	ch     chan struct{}
+}
+
+func (h *hold) release() { h.once.Do(func() { close(h.ch) }) }
+
+// reach announces that connection tc (and session sid, if any) reached moment m.
+// If m is the case's armed moment and this is its first occurrence, the server
+// holds here until the rig releases the hold, the case ends or the server
+// closes. It reports whether it held.
+func (s *Server) reach(c *caseState, tc *tconn, sid int, m fault.Moment) bool {
+	ev := control.Event{
+		Kind:    control.MomentReached,
+		Case:    c.id,
+		Conn:    tc.n,
+		Session: sid,
+		Moment:  m,
+		Sent:    tc.sent.Load(),
+	}
+	if c.arm.Moment != m || !c.fired.CompareAndSwap(false, true) {
+		s.emit(ev)
+		return false
+	}
+	ev.Hold = true
+	h := &hold{caseID: c.id, ch: make(chan struct{})}
+	seq := s.emitHold(ev, h)
+	select {
+	case <-h.ch:
+	case <-c.ended:
+	case <-s.closing:
+	}
+	s.mu.Lock()
+	delete(s.holds, seq)
+	s.mu.Unlock()
+	s.emit(control.Event{Kind: control.Released, Case: c.id, Conn: tc.n, Session: sid, Moment: m, Ref: seq})
+	return true
+}
+
+// endCase tears a case down: holds end, process groups are killed, connections
+// close, and once every handler of the case returned, CaseEnded is emitted and
+// the case is forgotten.
+func (s *Server) endCase(c *caseState, why string) {
+	c.endOnce.Do(func() {
+		close(c.ended)
+		c.mu.Lock()
+		for _, p := range c.procs {
+			p.kill("case ended: " + why)
+		}
+		conns := make([]*tconn, 0, len(c.conns))
+		for _, tc := range c.conns {
+			conns = append(conns, tc)
+		}
+		c.mu.Unlock()
+		for _, tc := range conns {
+			tc.closeByServer()
+		}
+		<-c.work.close()
+		s.mu.Lock()
+		delete(s.cases, c.id)
+		s.mu.Unlock()
+		s.emit(control.Event{Kind: control.CaseEnded, Case: c.id, Detail: why})
+	})
+}

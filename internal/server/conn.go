@@ -1,0 +1,195 @@
+package server
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/fault"
+)
+
+type connKey struct{}
+
+// handleRaw reads the preamble, attributes the connection to its case,
+// announces the accept moment and hands the connection to the SSH server.
+func (s *Server) handleRaw(raw net.Conn) {
+	// Until it names its case, only Close can reach this connection.
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		raw.Close()
+		return
+	}
+	s.unattributed[raw] = true
+	s.mu.Unlock()
+	raw.SetReadDeadline(time.Now().Add(preambleTimeout))
+	br := bufio.NewReader(raw)
+	pre, err := control.ReadPreamble(br)
+	raw.SetReadDeadline(time.Time{})
+	s.mu.Lock()
+	delete(s.unattributed, raw)
+	s.mu.Unlock()
+	if err != nil {
+		s.emit(control.Event{Kind: control.ConnRejected, Detail: err.Error()})
+		raw.Close()
+		return
+	}
+	s.mu.Lock()
+	c := s.cases[pre.Case]
+	s.mu.Unlock()
+	if c == nil || !c.work.enter() {
+		s.emit(control.Event{Kind: control.ConnRejected, Case: pre.Case, Conn: pre.Conn, Detail: "no such case"})
+		raw.Close()
+		return
+	}
+	defer c.work.leave()
+
+	tc := &tconn{Conn: raw, r: br, s: s, c: c, n: pre.Conn, lost: make(chan struct{})}
+	c.mu.Lock()
+	if _, dup := c.conns[tc.n]; dup {
+		c.mu.Unlock()
+		s.emit(control.Event{Kind: control.ConnRejected, Case: c.id, Conn: tc.n, Detail: "duplicate connection number"})
+		raw.Close()
+		return
+	}
+	c.conns[tc.n] = tc
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.conns, tc.n)
+		c.mu.Unlock()
+		tc.closeByServer()
+	}()
+	// A case ending between the lookup and the registration above would not
+	// have closed this connection.
+	if c.isEnded() {
+		return
+	}
+
+	s.emit(control.Event{Kind: control.ConnAccepted, Case: c.id, Conn: tc.n})
+	s.reach(c, tc, 0, fault.Accept)
+	if c.isEnded() {
+		return
+	}
+	s.ssh.HandleConn(tc)
+}
+
+// tconn is the server's view of one proxied TCP connection. It counts the
+// bytes the server wrote (so a moment can say how many bytes must reach the
+// client before the cut), notices the first transport error, and hosts the
+// handshake and auth moments, which happen inside the SSH library.
+type tconn struct {
+	net.Conn
+	r io.Reader // the preamble reader, which may hold bytes already read
+
+	s *Server
+	c *caseState
+	n int // the cutter's connection number
+
+	sent atomic.Int64
+
+	mu       sync.Mutex
+	writes   int
+	authOK   bool // authentication succeeded; the next write is USERAUTH_SUCCESS
+	authHeld bool
+
+	lostOnce sync.Once
+	lost     chan struct{}
+	byServer atomic.Bool
+}
+
+func (t *tconn) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil {
+		t.markLost(err)
+	}
+	return n, err
+}
+
+func (t *tconn) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.writes++
+	w := t.writes
+	t.mu.Unlock()
+	// The server's first write is its version line, written before it reads
+	// the client's; its second is KEXINIT, written after. Holding before the
+	// second write lands a cut inside the key exchange.
+	if w == 2 {
+		t.s.reach(t.c, t, 0, fault.Handshake)
+	}
+	n, err := t.Conn.Write(p)
+	t.sent.Add(int64(n))
+	if err != nil {
+		t.markLost(err)
+		return n, err
+	}
+	t.mu.Lock()
+	atAuth := t.authOK && !t.authHeld
+	if atAuth {
+		t.authHeld = true
+	}
+	t.mu.Unlock()
+	// The write that follows a successful authentication is
+	// USERAUTH_SUCCESS; holding after it, inside the library's handshake,
+	// keeps any channel from opening until the cut.
+	if atAuth {
+		t.s.reach(t.c, t, 0, fault.Auth)
+	}
+	return n, err
+}
+
+// authLog is the SSH library's authentication log callback. The library calls
+// it for a signed public-key request right before it writes USERAUTH_SUCCESS.
+func (t *tconn) authLog(_ gossh.ConnMetadata, method string, err error) {
+	if method == "none" {
+		return
+	}
+	if err != nil {
+		t.s.emit(control.Event{Kind: control.AuthRejected, Case: t.c.id, Conn: t.n, Detail: method + ": " + err.Error()})
+		return
+	}
+	t.mu.Lock()
+	t.authOK = true
+	t.mu.Unlock()
+	t.s.emit(control.Event{Kind: control.AuthAccepted, Case: t.c.id, Conn: t.n, Detail: method})
+}
+
+func (t *tconn) markLost(err error) {
+	t.lostOnce.Do(func() {
+		detail := err.Error()
+		if t.byServer.Load() {
+			detail = "closed by server"
+		}
+		t.s.emit(control.Event{Kind: control.TransportLost, Case: t.c.id, Conn: t.n, Detail: detail})
+		close(t.lost)
+	})
+}
+
+func (t *tconn) isLost() bool {
+	select {
+	case <-t.lost:
+		return true
+	default:
+		return false
+	}
+}
+
+func (t *tconn) closeByServer() {
+	t.byServer.Store(true)
+	t.Conn.Close()
+	t.markLost(net.ErrClosed)
+}
+
+// Close is called by the SSH library when it is done with the connection.
+func (t *tconn) Close() error {
+	t.byServer.Store(true)
+	err := t.Conn.Close()
+	t.markLost(net.ErrClosed)
+	return err
+}

@@ -1,0 +1,179 @@
+package tools
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/result"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// MutantPrefix starts the name of every faulty built-in tool.
+const MutantPrefix = "mutant:"
+
+// Mutant is the reference client with one realistic defect.
+type Mutant struct {
+	name   string
+	defect string
+	// catches names the verdict assertion that must catch the defect.
+	catches string
+	run     func(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
+}
+
+// Name implements tool.Tool.
+func (m Mutant) Name() string { return MutantPrefix + m.name }
+
+// Defect says in words what is wrong with the tool.
+func (m Mutant) Defect() string { return m.defect }
+
+// Catches names the verdict assertion that must catch this mutant.
+func (m Mutant) Catches() string { return m.catches }
+
+// Run implements tool.Tool.
+func (m Mutant) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	m.run(ctx, t, stdout, stderr)
+}
+
+// honest runs the reference client and lets adjust rewrite the result.
+func honest(c Client, adjust func(a Attempt, r *result.Result, t tool.Target)) func(context.Context, tool.Target, io.Writer, io.Writer) {
+	return func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+		a := c.Attempt(ctx, t)
+		cat, retry, msg := Classify(a)
+		r := result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
+			Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg}
+		if adjust != nil {
+			adjust(a, &r, t)
+		}
+		report(stdout, stderr, t, a, r)
+	}
+}
+
+func set(r *result.Result, cat result.Category, retry result.Retry, msg string) {
+	r.OK, r.Category, r.Retry, r.Message = cat == result.Succeeded, cat, retry, msg
+}
+
+// Mutants returns every faulty built-in tool, sorted by name.
+func Mutants() []Mutant {
+	ms := []Mutant{
+		{
+			name:    "error-is-confirmed-failure",
+			defect:  "reports any error as confirmed_failure, as if the server had said the work failed",
+			catches: verdict.AssertCategory,
+			run: honest(Client{}, func(a Attempt, r *result.Result, _ tool.Target) {
+				if !a.ExitReceived {
+					set(r, result.ConfirmedFailure, result.Never, "the command failed")
+				}
+			}),
+		},
+		{
+			name:    "lost-status-is-success",
+			defect:  "treats a session that ended without an exit status as success",
+			catches: verdict.AssertCategory,
+			run: honest(Client{}, func(a Attempt, r *result.Result, _ tool.Target) {
+				if a.RequestSent && !a.ExitReceived {
+					set(r, result.Succeeded, result.Never, "the command finished")
+				}
+			}),
+		},
+		{
+			name:    "local-failure-until-result",
+			defect:  "reports everything short of an exit status as local_failure with a bounded retry",
+			catches: verdict.AssertCategory,
+			run: honest(Client{}, func(a Attempt, r *result.Result, _ tool.Target) {
+				if !a.ExitReceived {
+					set(r, result.LocalFailure, result.Bounded, "connection failed; safe to retry")
+				}
+			}),
+		},
+		{
+			name:    "unknown-with-bounded-retry",
+			defect:  "says outcome_unknown but tells the caller to retry within a bound, without reconciling",
+			catches: verdict.AssertCategory,
+			run: honest(Client{}, func(_ Attempt, r *result.Result, _ tool.Target) {
+				if r.Category == result.OutcomeUnknown {
+					r.Retry = result.Bounded
+				}
+			}),
+		},
+		{
+			name:    "blind-retry",
+			defect:  "runs the command a second time after any error, without checking what the first attempt did",
+			catches: verdict.AssertNoBlind,
+			run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+				c := Client{}
+				a := c.Attempt(ctx, t)
+				if !a.ExitReceived {
+					fmt.Fprintf(stderr, "first attempt: phase=%s; retrying\n", a.Phase)
+					a = c.Attempt(ctx, t)
+				}
+				cat, retry, msg := Classify(a)
+				report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
+					Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+			},
+		},
+		{
+			name:    "no-deadlines",
+			defect:  "sets no handshake deadline and sends no keepalives, so a blackholed connection hangs it",
+			catches: verdict.AssertNoBlind,
+			run:     honest(Client{NoDeadlines: true}, nil),
+		},
+		{
+			name:    "leaks-identity",
+			defect:  "appends the identity file's contents to the message when something goes wrong",
+			catches: verdict.AssertEvidence,
+			run: honest(Client{}, func(a Attempt, r *result.Result, t tool.Target) {
+				if a.ExitReceived && a.ExitCode == 0 {
+					return
+				}
+				key, err := os.ReadFile(t.Identity)
+				if err == nil {
+					r.Message += "; client config: identity=" + string(key)
+				}
+			}),
+		},
+		{
+			name:    "drops-correlation-id",
+			defect:  "drops the correlation id it was given and reports one of its own",
+			catches: verdict.AssertEvidence,
+			run: honest(Client{}, func(_ Attempt, r *result.Result, _ tool.Target) {
+				b := make([]byte, 6)
+				rand.Read(b)
+				r.CorrelationID = "req-" + hex.EncodeToString(b)
+			}),
+		},
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].name < ms[j].name })
+	return ms
+}
+
+// ErrUnknownTool is returned by Lookup for a name that is no built-in tool.
+var ErrUnknownTool = errors.New("tools: unknown tool")
+
+// Names lists the built-in tools: reference first, then the mutants.
+func Names() []string {
+	names := []string{"reference"}
+	for _, m := range Mutants() {
+		names = append(names, m.Name())
+	}
+	return names
+}
+
+// Lookup returns the built-in tool with that name.
+func Lookup(name string) (tool.Tool, error) {
+	if name == "reference" {
+		return Reference{}, nil
+	}
+	for _, m := range Mutants() {
+		if m.Name() == name {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+}

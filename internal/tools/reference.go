@@ -1,0 +1,404 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/sshrig/sshrig/result"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// Deadlines are the reference client's per-phase limits. ssh.ClientConfig's
+// Timeout bounds only the TCP connect, so the handshake gets a deadline on
+// the connection, and a running session gets keepalives with a reply
+// deadline: without them a blackholed connection hangs Dial, Run and Wait
+// forever.
+type Deadlines struct {
+	Connect   time.Duration // TCP connect
+	Handshake time.Duration // key exchange and authentication
+	// Liveness is how long a keepalive may go unanswered once the
+	// handshake is done (session open, exec, waiting for the exit status).
+	Liveness time.Duration
+	Total    time.Duration // the whole attempt
+}
+
+// DeadlinesFor derives phase deadlines from the attempt's budget.
+func DeadlinesFor(budget time.Duration) Deadlines {
+	if budget <= 0 {
+		budget = 30 * time.Second
+	}
+	clamp := func(d, lo, hi time.Duration) time.Duration { return min(max(d, lo), hi) }
+	return Deadlines{
+		Connect:   clamp(budget/5, 100*time.Millisecond, 10*time.Second),
+		Handshake: clamp(budget/5, 100*time.Millisecond, 15*time.Second),
+		Liveness:  clamp(budget/10, 100*time.Millisecond, 15*time.Second),
+		Total:     budget,
+	}
+}
+
+// Phase is where an attempt stopped.
+type Phase string
+
+const (
+	PhaseSetup     Phase = "setup"     // reading the identity or known_hosts file
+	PhaseConnect   Phase = "connect"   // TCP connect
+	PhaseHandshake Phase = "handshake" // key exchange and authentication
+	PhaseSession   Phase = "session"   // opening the session channel
+	PhaseExec      Phase = "exec"      // sending the exec request
+	PhaseWait      Phase = "wait"      // waiting for the exit status
+	PhaseDone      Phase = "done"      // an exit status or signal arrived
+)
+
+// Attempt is what one try at the operation established, before any
+// classification.
+type Attempt struct {
+	Phase Phase
+	Err   error
+	// RequestSent: the exec request may have reached the server; from here
+	// on, only a received exit status can say what happened.
+	RequestSent bool
+	// ExitReceived: the server reported how the command ended.
+	ExitReceived bool
+	ExitCode     int
+	ExitSignal   string
+	// Specific refusals, established from typed errors and connection state.
+	HostKeyMismatch bool
+	AuthRejected    bool
+	RateLimited     bool
+	ExecRefused     bool
+	// LivenessLost: keepalives went unanswered; TotalExpired: the budget ran out.
+	LivenessLost bool
+	TotalExpired bool
+	Stdout       []byte // the remote command's stdout
+	Stderr       []byte
+}
+
+// Client is the reference SSH client (golang.org/x/crypto/ssh).
+type Client struct {
+	Deadlines Deadlines
+	// NoDeadlines drops every deadline and keepalive (a defect).
+	NoDeadlines bool
+	// MaxOutput bounds how much remote output is kept. Default 1 MiB.
+	MaxOutput int
+}
+
+// Attempt tries t once.
+func (c Client) Attempt(ctx context.Context, t tool.Target) Attempt {
+	d := c.Deadlines
+	if d.Total == 0 {
+		d = DeadlinesFor(t.Deadline)
+	}
+	if !c.NoDeadlines {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.Total)
+		defer cancel()
+	}
+	a := Attempt{Phase: PhaseSetup}
+
+	signer, err := loadSigner(t.Identity)
+	if err != nil {
+		a.Err = err
+		return a
+	}
+	hostKeys, err := knownhosts.New(t.KnownHosts)
+	if err != nil {
+		a.Err = fmt.Errorf("known_hosts: %w", err)
+		return a
+	}
+
+	a.Phase = PhaseConnect
+	dialer := net.Dialer{}
+	if !c.NoDeadlines {
+		dialer.Timeout = d.Connect
+	}
+	conn, err := dialer.DialContext(ctx, "tcp", t.Addr)
+	if err != nil {
+		a.Err = err
+		return a
+	}
+	// Whatever happens next, a cancelled context must end a blocked read.
+	stopOnCancel := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stopOnCancel()
+
+	a.Phase = PhaseHandshake
+	var authMu sync.Mutex
+	authTried := false
+	cfg := &gossh.ClientConfig{
+		User: t.User,
+		Auth: []gossh.AuthMethod{gossh.PublicKeysCallback(func() ([]gossh.Signer, error) {
+			authMu.Lock()
+			authTried = true
+			authMu.Unlock()
+			return []gossh.Signer{signer}, nil
+		})},
+		HostKeyCallback: hostKeys,
+	}
+	if !c.NoDeadlines {
+		conn.SetDeadline(time.Now().Add(d.Handshake))
+	}
+	sc, chans, reqs, err := gossh.NewClientConn(conn, t.Addr, cfg)
+	if err != nil {
+		conn.Close()
+		a.Err = err
+		var keyErr *knownhosts.KeyError
+		a.HostKeyMismatch = errors.As(err, &keyErr)
+		authMu.Lock()
+		// A rejection is a protocol answer, not a transport failure.
+		a.AuthRejected = authTried && !a.HostKeyMismatch && !isTransportError(err)
+		authMu.Unlock()
+		a.TotalExpired = ctx.Err() != nil
+		return a
+	}
+	conn.SetDeadline(time.Time{})
+	client := gossh.NewClient(sc, chans, reqs)
+	defer client.Close()
+
+	transportDone := make(chan struct{})
+	go func() { client.Wait(); close(transportDone) }()
+	watch := &watchdog{}
+	if !c.NoDeadlines {
+		stopWatch := watch.start(ctx, client, d.Liveness)
+		defer stopWatch()
+	}
+
+	a.Phase = PhaseSession
+	sess, err := client.NewSession()
+	if err != nil {
+		a.Err = err
+		var oce *gossh.OpenChannelError
+		if errors.As(err, &oce) {
+			a.RateLimited = oce.Reason == gossh.ResourceShortage
+		}
+		watch.record(&a, ctx)
+		return a
+	}
+	defer sess.Close()
+	limit := c.MaxOutput
+	if limit <= 0 {
+		limit = 1 << 20
+	}
+	stdout, stderr := &capBuffer{max: limit}, &capBuffer{max: limit}
+	sess.Stdout, sess.Stderr = stdout, stderr
+
+	a.Phase = PhaseExec
+	a.RequestSent = true
+	if err := sess.Start(t.Command); err != nil {
+		a.Err = err
+		// The server answered the request with a refusal while the
+		// connection stayed up: it was received and not run.
+		select {
+		case <-transportDone:
+		default:
+			a.ExecRefused = !isTransportError(err)
+		}
+		watch.record(&a, ctx)
+		return a
+	}
+
+	a.Phase = PhaseWait
+	err = sess.Wait()
+	a.Stdout, a.Stderr = stdout.Bytes(), stderr.Bytes()
+	var exitErr *gossh.ExitError
+	var missing *gossh.ExitMissingError
+	switch {
+	case err == nil:
+		a.Phase, a.ExitReceived = PhaseDone, true
+	case errors.As(err, &exitErr):
+		a.Phase, a.ExitReceived = PhaseDone, true
+		a.ExitCode, a.ExitSignal = exitErr.ExitStatus(), exitErr.Signal()
+	case errors.As(err, &missing):
+		a.Err = err
+	default:
+		a.Err = err
+	}
+	watch.record(&a, ctx)
+	return a
+}
+
+// isTransportError reports whether err is the connection failing rather
+// than the peer answering.
+func isTransportError(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
+}
+
+func loadSigner(path string) (gossh.Signer, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("identity: %w", err)
+	}
+	s, err := gossh.ParsePrivateKey(b)
+	if err != nil {
+		// Never wrap the parse error's text into a message that might quote
+		// the file: say only what failed.
+		return nil, errors.New("identity: not a usable private key")
+	}
+	return s, nil
+}
+
+// watchdog closes the client when keepalives go unanswered or the budget ends.
+type watchdog struct {
+	mu       sync.Mutex
+	liveness bool
+	expired  bool
+}
+
+func (w *watchdog) start(ctx context.Context, client *gossh.Client, liveness time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(liveness / 2)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				w.mu.Lock()
+				w.expired = true
+				w.mu.Unlock()
+				client.Close()
+				return
+			case <-tick.C:
+			}
+			replied := make(chan struct{})
+			go func() {
+				client.SendRequest("keepalive@openssh.com", true, nil)
+				close(replied)
+			}()
+			t := time.NewTimer(liveness)
+			select {
+			case <-replied:
+				t.Stop()
+				continue
+			case <-t.C:
+				w.mu.Lock()
+				w.liveness = true
+				w.mu.Unlock()
+			case <-ctx.Done():
+				t.Stop()
+				w.mu.Lock()
+				w.expired = true
+				w.mu.Unlock()
+			case <-done:
+				t.Stop()
+			}
+			client.Close()
+			<-replied
+			return
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func (w *watchdog) record(a *Attempt, ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	a.LivenessLost = w.liveness
+	a.TotalExpired = w.expired || ctx.Err() != nil
+}
+
+// capBuffer keeps at most max bytes.
+type capBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - len(c.b); room > 0 {
+		c.b = append(c.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (c *capBuffer) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.b...)
+}
+
+// Classify turns an attempt into the honest result: what the caller can know,
+// and what it should do next.
+func Classify(a Attempt) (result.Category, result.Retry, string) {
+	switch {
+	case a.ExitReceived && a.ExitSignal != "":
+		return result.ConfirmedFailure, result.Never, "the remote command was killed by signal " + a.ExitSignal
+	case a.ExitReceived && a.ExitCode == 0:
+		return result.Succeeded, result.Never, "the remote command exited 0"
+	case a.ExitReceived:
+		return result.ConfirmedFailure, result.Never, fmt.Sprintf("the remote command exited %d", a.ExitCode)
+	case a.HostKeyMismatch:
+		return result.LocalFailure, result.Never, "the server's host key does not match known_hosts; nothing was sent"
+	case a.AuthRejected:
+		return result.AuthenticationFailed, result.Never, "the server rejected the credential; nothing was run"
+	case a.RateLimited:
+		return result.RateLimited, result.AfterDelay, "the server refused the session for lack of resources; nothing was run"
+	case a.ExecRefused:
+		return result.AuthorizationDenied, result.Never, "the server refused to run the command; nothing was run"
+	case a.RequestSent:
+		why := "the connection ended"
+		switch {
+		case a.LivenessLost:
+			why = "the server stopped answering keepalives"
+		case a.TotalExpired:
+			why = "the deadline passed"
+		}
+		return result.OutcomeUnknown, result.ReconcileFirst,
+			why + " after the exec request was sent and before an exit status arrived; the command may have run: reconcile before retrying"
+	case a.Phase == PhaseSetup:
+		return result.LocalFailure, result.Never, "the tool could not prepare the connection (identity or known_hosts); nothing was sent"
+	}
+	why := "it failed"
+	switch {
+	case a.LivenessLost:
+		why = "the server stopped answering keepalives"
+	case a.TotalExpired:
+		why = "the deadline passed"
+	}
+	return result.LocalFailure, result.Bounded, fmt.Sprintf("%s during %s, before the exec request was sent; nothing ran", why, a.Phase)
+}
+
+// Reference is the honest tool.
+type Reference struct{ Client Client }
+
+// Name implements tool.Tool.
+func (Reference) Name() string { return "reference" }
+
+// Run implements tool.Tool.
+func (r Reference) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	a := r.Client.Attempt(ctx, t)
+	cat, retry, msg := Classify(a)
+	report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
+		Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+}
+
+// report writes the result on stdout and what happened on stderr.
+func report(stdout, stderr io.Writer, t tool.Target, a Attempt, r result.Result) {
+	fmt.Fprintf(stderr, "phase=%s request_sent=%t exit_received=%t", a.Phase, a.RequestSent, a.ExitReceived)
+	if a.Err != nil {
+		fmt.Fprintf(stderr, " error=%q", a.Err.Error())
+	}
+	fmt.Fprintln(stderr)
+	b, err := r.Marshal()
+	if err != nil {
+		fmt.Fprintf(stderr, "cannot encode result: %v\n", err)
+		return
+	}
+	stdout.Write(append(b, '\n'))
+}

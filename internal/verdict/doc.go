@@ -1,0 +1,19 @@
+// Package verdict judges one case run: a pure function from evidence (what the
+// tool printed, what the rig established remotely, where the cut landed) to
+// findings. It performs no I/O, so every rule is tested by table and fuzzed.
+//
+// The four assertions (seed 003):
+//
+//  1. category: the category and retry instruction fit what the caller could
+//     know when the transport died — exact, conservative or unsafe.
+//  2. no_blind_retry: the operation was executed at most once for the
+//     correlation id unless a reconcile probe ran in between; and the tool
+//     returned within its deadline budget.
+//  3. remote_state: the remote state was established by probes, or the
+//     verdict says why it stays unknown.
+//  4. evidence: the result carries the correlation id and operation it was
+//     given, and nothing secret appears in the result, stdout or stderr.
+//
+// A case whose cut did not land, or whose truth sources disagree, is
+// inconclusive, never a pass.
+package verdict

@@ -1,0 +1,313 @@
+package verdict
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/result"
+)
+
+// Status is a case's outcome.
+type Status string
+
+const (
+	Pass         Status = "pass"
+	Fail         Status = "fail"
+	Inconclusive Status = "inconclusive" // the rig could not establish what it needed
+	Skipped      Status = "skipped"      // the case cannot apply to the tool
+)
+
+// Grade is how a reported category and retry compare with what the caller
+// could know.
+type Grade string
+
+const (
+	Exact        Grade = "exact"
+	Conservative Grade = "conservative" // safe, but claims less than could be known
+	Unsafe       Grade = "unsafe"       // claims more than could be known, or invites a blind retry
+)
+
+// Assertion names.
+const (
+	AssertCategory = "category"
+	AssertNoBlind  = "no_blind_retry"
+	AssertRemote   = "remote_state"
+	AssertEvidence = "evidence"
+)
+
+// Rules: what exactly an assertion found.
+const (
+	RuleMalformedResult = "malformed_result"
+	RuleUnsafeCategory  = "unsafe_category"
+	RuleUnexpected      = "unexpected_category"
+	RuleBlindRetry      = "blind_retry"
+	RuleHang            = "hang"
+	RuleCorrelationID   = "correlation_id"
+	RuleOperation       = "operation"
+	RuleSecret          = "secret"
+	RuleContradiction   = "contradiction"
+)
+
+// Violation is one finding against the tool.
+type Violation struct {
+	Assertion string `json:"assertion"`
+	Rule      string `json:"rule"`
+	Detail    string `json:"detail"`
+}
+
+func (v Violation) String() string { return v.Assertion + "/" + v.Rule + ": " + v.Detail }
+
+// Delivered is the result the server delivered before the cut, for moments
+// at which the caller received one.
+type Delivered struct {
+	ExitCode int
+	Signal   string // set when the command was killed by a signal
+}
+
+// Expectation overrides the honest category and retry a moment implies, for
+// cases whose honest answer is not about a transport cut (a rejected
+// credential, a refusal, a malformed answer).
+type Expectation struct {
+	Category result.Category
+	Retry    result.Retry
+}
+
+// Secret is something that must never appear in what the tool printed.
+type Secret struct {
+	Name string // e.g. "private key (PEM)"
+	Data []byte
+}
+
+// Input is the evidence for one case run.
+type Input struct {
+	Moment fault.Moment
+	// Delivered is what the server sent when the moment is after the result
+	// reached the caller (exit-status, none); nil otherwise.
+	Delivered *Delivered
+	// Expect, when set, replaces the moment's honest category and retry.
+	Expect *Expectation
+
+	CorrelationID string
+	Operation     string
+
+	// What the tool produced.
+	Stdout, Stderr []byte
+	Duration       time.Duration
+	Budget         time.Duration // the deadline the tool was given
+	Hung           bool          // no return within Budget plus the rig's grace
+
+	// What the rig established.
+	Landed    bool
+	NotLanded string
+	Truth     *reconcile.Truth // nil when the probes failed
+	TruthErr  string
+	// Attempts is how many exec requests carrying the correlation id's
+	// markers reached the server; ProbedBetween says a reconcile probe ran
+	// between the first and the next.
+	Attempts      int
+	ProbedBetween bool
+
+	Secrets []Secret
+}
+
+// Verdict is the judgement of one case run.
+type Verdict struct {
+	Status     Status         `json:"verdict"`
+	Grade      Grade          `json:"grade,omitempty"`
+	Reported   *result.Result `json:"reported"`
+	ParseError string         `json:"parse_error,omitempty"`
+	Reason     string         `json:"reason,omitempty"` // why inconclusive or skipped
+	Violations []Violation    `json:"violations"`
+}
+
+// Caught reports whether a violation of the assertion was found.
+func (v Verdict) Caught(assertion string) bool {
+	for _, x := range v.Violations {
+		if x.Assertion == assertion {
+			return true
+		}
+	}
+	return false
+}
+
+// Skip is the verdict for a case that cannot apply to the tool.
+func Skip(reason string) Verdict {
+	return Verdict{Status: Skipped, Reason: reason, Violations: []Violation{}}
+}
+
+// Judge applies the four assertions.
+func Judge(in Input) Verdict {
+	v := Verdict{Violations: []Violation{}}
+	add := func(assertion, rule, format string, args ...any) {
+		v.Violations = append(v.Violations, Violation{assertion, rule, fmt.Sprintf(format, args...)})
+	}
+
+	// Assertion 2, the part that needs no result: a tool must return.
+	if in.Hung {
+		add(AssertNoBlind, RuleHang, "no result within the deadline budget of %s (plus grace); a hang under a dead transport is a defect", in.Budget)
+	}
+
+	r, err := result.Parse(in.Stdout)
+	if err != nil {
+		if !in.Hung || len(bytes.TrimSpace(in.Stdout)) > 0 {
+			v.ParseError = err.Error()
+			add(AssertCategory, RuleMalformedResult, "%v", err)
+		}
+	} else {
+		v.Reported = &r
+	}
+
+	// Assertion 1.
+	if v.Reported != nil && in.Landed {
+		grade, why := GradeReport(in.Moment.Knowledge(), in.Delivered, in.Expect, r.Category, r.Retry)
+		v.Grade = grade
+		if grade == Unsafe {
+			rule := RuleUnsafeCategory
+			if in.Expect != nil {
+				rule = RuleUnexpected
+			}
+			add(AssertCategory, rule, "%s", why)
+		}
+	}
+
+	// Assertion 2: one execution per correlation id unless reconciled.
+	if in.Attempts > 1 && !in.ProbedBetween {
+		add(AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between", in.Attempts, in.CorrelationID)
+	}
+
+	// Assertion 4.
+	if v.Reported != nil {
+		if r.CorrelationID != in.CorrelationID {
+			add(AssertEvidence, RuleCorrelationID, "result carries correlation_id %q, the rig gave %q", r.CorrelationID, in.CorrelationID)
+		}
+		if in.Operation != "" && r.Operation != in.Operation {
+			add(AssertEvidence, RuleOperation, "result carries operation %q, the rig gave %q", r.Operation, in.Operation)
+		}
+	}
+	for _, s := range in.Secrets {
+		for _, where := range []struct {
+			name string
+			b    []byte
+		}{{"stdout (the result)", in.Stdout}, {"stderr", in.Stderr}} {
+			if len(s.Data) > 0 && bytes.Contains(where.b, s.Data) {
+				add(AssertEvidence, RuleSecret, "the %s appears in %s", s.Name, where.name)
+			}
+		}
+	}
+
+	// Assertion 3 and the rig's own limits decide between pass and inconclusive.
+	var unknown []string
+	if !in.Landed {
+		unknown = append(unknown, "the cut did not land: "+in.NotLanded)
+	}
+	switch {
+	case in.Truth == nil:
+		unknown = append(unknown, "remote state unknown: "+in.TruthErr)
+	case !in.Truth.Agree():
+		unknown = append(unknown, "remote state unknown: the ledger and the server disagree: "+in.Truth.Disagreement)
+	}
+	switch {
+	case len(v.Violations) > 0:
+		v.Status = Fail
+	case len(unknown) > 0:
+		v.Status = Inconclusive
+		v.Reason = strings.Join(unknown, "; ")
+	default:
+		v.Status = Pass
+	}
+	if len(unknown) > 0 && v.Status == Fail {
+		v.Reason = strings.Join(unknown, "; ")
+	}
+	return v
+}
+
+// Honest returns the category and retry an honest tool reports at a moment
+// with knowledge k (and, once a result arrived, the delivered result).
+func Honest(k fault.Knowledge, d *Delivered) (result.Category, result.Retry) {
+	switch k {
+	case fault.NothingSent:
+		return result.LocalFailure, result.Bounded
+	case fault.RequestSent:
+		return result.OutcomeUnknown, result.ReconcileFirst
+	}
+	if d != nil && (d.ExitCode != 0 || d.Signal != "") {
+		return result.ConfirmedFailure, result.Never
+	}
+	return result.Succeeded, result.Never
+}
+
+// GradeReport compares a reported category and retry with what the caller could know.
+func GradeReport(k fault.Knowledge, d *Delivered, expect *Expectation, cat result.Category, retry result.Retry) (Grade, string) {
+	in := func(r result.Retry, set ...result.Retry) bool {
+		for _, x := range set {
+			if r == x {
+				return true
+			}
+		}
+		return false
+	}
+	reported := fmt.Sprintf("%s/%s", cat, retry)
+	if expect != nil {
+		switch {
+		case cat == expect.Category && retry == expect.Retry:
+			return Exact, ""
+		case cat == expect.Category && expect.Retry == result.Never:
+			return Unsafe, fmt.Sprintf("reported %s: right category, but the only safe instruction is never", reported)
+		case cat == expect.Category:
+			return Conservative, ""
+		}
+		return Unsafe, fmt.Sprintf("reported %s, the evidence says %s/%s", reported, expect.Category, expect.Retry)
+	}
+	switch k {
+	case fault.NothingSent:
+		switch {
+		case cat == result.LocalFailure && in(retry, result.Bounded, result.AfterDelay):
+			return Exact, ""
+		case cat == result.LocalFailure, cat == result.OutcomeUnknown && in(retry, result.ReconcileFirst, result.Never):
+			return Conservative, ""
+		case cat == result.OutcomeUnknown:
+			return Unsafe, fmt.Sprintf("reported %s: an unknown outcome must not be retried without reconciling", reported)
+		}
+		return Unsafe, fmt.Sprintf("reported %s, but nothing was sent and the server answered nothing (honest: local_failure)", reported)
+	case fault.RequestSent:
+		switch {
+		case cat == result.OutcomeUnknown && retry == result.ReconcileFirst:
+			return Exact, ""
+		case cat == result.OutcomeUnknown && retry == result.Never:
+			return Conservative, ""
+		case cat == result.OutcomeUnknown:
+			return Unsafe, fmt.Sprintf("reported %s: the command may have run, so retrying before reconciling may run it twice", reported)
+		}
+		return Unsafe, fmt.Sprintf("reported %s, but the request was sent and no result came back: the caller cannot know (honest: outcome_unknown/reconcile_first)", reported)
+	}
+	honest, _ := Honest(k, d)
+	switch {
+	case cat == honest && honest == result.Succeeded && retry == result.Never:
+		return Exact, ""
+	case cat == honest && honest == result.Succeeded && retry == result.ReconcileFirst:
+		return Conservative, ""
+	case cat == honest && honest == result.Succeeded:
+		return Unsafe, fmt.Sprintf("reported %s: retrying work that succeeded runs it twice", reported)
+	case cat == honest && retry == result.ReconcileFirst:
+		return Conservative, ""
+	case cat == honest:
+		return Exact, ""
+	case cat == result.OutcomeUnknown && in(retry, result.ReconcileFirst, result.Never):
+		return Conservative, ""
+	}
+	return Unsafe, fmt.Sprintf("reported %s, but the server delivered %s (honest: %s)", reported, d.describe(), honest)
+}
+
+func (d *Delivered) describe() string {
+	switch {
+	case d == nil:
+		return "a result"
+	case d.Signal != "":
+		return "exit signal " + d.Signal
+	}
+	return fmt.Sprintf("exit status %d", d.ExitCode)
+}

@@ -1,0 +1,47 @@
+// Package markers owns the markers a remote command leaves behind: the
+// wrapper that makes a POSIX shell command append a start marker to a ledger
+// file before its work and a complete marker after it, and the parser that
+// reads such ledgers back.
+//
+// The rig cuts SSH connections at exact moments. What the client saw is then
+// not evidence of what happened remotely; the ledger is. A start marker
+// proves the work was about to begin, a complete marker proves it ended and
+// records its exit code, and several start markers for one id prove the
+// command ran more than once (a blind retry).
+//
+// # Wrapping
+//
+// [Wrap] turns a command into a script for /bin/sh -c. The command runs in a
+// subshell so that its own exit, set -e or trailing comment cannot skip the
+// complete marker, and the script exits with the command's exit code. If the
+// start marker cannot be written the work does not run and the script exits
+// with [ExitNoLedger]. When SSHRIG_GATE is set to a non-empty value the script
+// stops itself (SIGSTOP) once after writing the start marker and once after
+// the work, before the complete marker; the rig's SSH server watches for those
+// stops with wait4(WUNTRACED) to learn exactly when each happened. Elsewhere
+// the gates do nothing. [Unwrap] recognises a script made by Wrap and
+// recovers its parts.
+//
+// # Ledger grammar
+//
+// A ledger is a sequence of lines, each terminated by a newline (the last
+// one may lack it, for example after a partial write):
+//
+//	line     = start | complete
+//	start    = id SP "start" SP seconds SP pid
+//	complete = id SP "complete" SP exitcode SP seconds SP pid
+//	id       = 1 to 128 of [A-Za-z0-9._:-], the first a letter or digit
+//	seconds  = decimal Unix time in seconds, 0 to 253402300799 (year 9999)
+//	pid      = decimal process id, 1 to 2147483647
+//	exitcode = decimal 0 to 255
+//	SP       = exactly one space
+//
+// Numbers are plain decimal digits without sign or leading zeros, which is
+// what the wrapper writes; anything else is a sign of corruption. The pid is
+// that of the shell running the wrapper script, so a start and a complete
+// marker from the same run carry the same pid.
+//
+// [Parse] never fails on content: every line becomes either an [Entry] or a
+// [LineError] with a specific reason, so a torn or garbled ledger is still
+// read as far as it is readable.
+package markers

@@ -1,0 +1,104 @@
+//go:build unix
+
+package markers_test
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/sshrig/sshrig/markers"
+)
+
+// Wrap a command, run it with /bin/sh, and read back what the ledger says
+// about it.
+func Example() {
+	dir, err := os.MkdirTemp("", "markers-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ledgerPath := filepath.Join(dir, "ledger")
+
+	script, err := markers.Wrap("case-7", ledgerPath, "echo hello; exit 3")
+	if err != nil {
+		log.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")} // no SSHRIG_GATE: the gates do nothing
+	stdout, _ := cmd.Output()                       // the exit status 3 is an error here
+	fmt.Printf("stdout: %q, exit code: %d\n", stdout, cmd.ProcessState.ExitCode())
+
+	f, err := os.Open(ledgerPath)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	ledger, err := markers.Parse(f)
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := ledger.Summary("case-7")
+	fmt.Printf("starts: %d, completes: %d, exit code: %d\n", s.Starts, s.Completes, *s.ExitCode)
+	fmt.Println("markers written by the shell we ran:", len(s.PIDs) == 1 && s.PIDs[0] == cmd.Process.Pid)
+	// Output:
+	// stdout: "hello\n", exit code: 3
+	// starts: 1, completes: 1, exit code: 3
+	// markers written by the shell we ran: true
+}
+
+func ExampleWrap() {
+	script, err := markers.Wrap("case-7", "/var/tmp/rig's ledger", "echo hello")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(script)
+	// Output:
+	// sshrig_id=case-7 sshrig_ledger='/var/tmp/rig'\''s ledger'
+	// printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
+	// [ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$
+	// (
+	// echo hello
+	// )
+	// sshrig_rc=$?
+	// [ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$
+	// printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"
+	// exit "$sshrig_rc"
+}
+
+func ExampleUnwrap() {
+	script, _ := markers.Wrap("case-7", "/tmp/ledger", "echo hello")
+	spec, ok := markers.Unwrap(script)
+	fmt.Printf("%v %q %q %q\n", ok, spec.ID, spec.Ledger, spec.Command)
+	_, ok = markers.Unwrap("echo hello")
+	fmt.Println(ok)
+	// Output:
+	// true "case-7" "/tmp/ledger" "echo hello"
+	// false
+}
+
+// A blind retry: the connection was cut after the command started, the
+// client ran it again, and the ledger shows two runs, the first of which
+// never completed. The last line was torn by a crash.
+func ExampleLedger_Summary() {
+	ledger := markers.ParseBytes([]byte(
+		"case-3 start 1700000000 4100\n" +
+			"case-3 start 1700000005 4200\n" +
+			"case-3 complete 0 1700000006 4200\n" +
+			"case-4 sta"))
+	s := ledger.Summary("case-3")
+	fmt.Printf("starts: %d, completes: %d, exit code: %d, pids: %v\n", s.Starts, s.Completes, *s.ExitCode, s.PIDs)
+	fmt.Println("first start:", s.FirstStart.Format("2006-01-02 15:04:05 MST"))
+	for _, m := range ledger.Malformed {
+		fmt.Println(m.Error())
+	}
+	fmt.Println(strings.Join(ledger.IDs(), ","))
+	// Output:
+	// starts: 2, completes: 1, exit code: 0, pids: [4100 4200]
+	// first start: 2023-11-14 22:13:20 UTC
+	// ledger line 4: unknown event "sta" (want start or complete): "case-4 sta"
+	// case-3
+}

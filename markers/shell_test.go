@@ -1,0 +1,287 @@
+//go:build unix
+
+package markers
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testShell is a POSIX shell the wrapper must work with.
+type testShell struct {
+	name string   // subtest name
+	argv []string // the shell and the arguments that come before -c
+}
+
+var testShells = []testShell{
+	{name: "bin_sh", argv: []string{"/bin/sh"}},
+	{name: "dash", argv: []string{"dash"}},
+	{name: "bash", argv: []string{"bash"}},
+	// busybox is a separate package (busybox or busybox-static on Debian);
+	// its ash is the shell of most minimal images.
+	{name: "busybox_sh", argv: []string{"busybox", "sh"}},
+}
+
+// forEachShell runs test once per shell in testShells that exists here,
+// passing the full argv to run a script (the script is the last element).
+func forEachShell(t *testing.T, test func(t *testing.T, argvFor func(script string) []string)) {
+	for _, sh := range testShells {
+		t.Run(sh.name, func(t *testing.T) {
+			path, err := exec.LookPath(sh.argv[0])
+			if err != nil {
+				t.Skipf("shell %q is not installed (%v); on Debian: apt-get install -y %s", strings.Join(sh.argv, " "), err, debianPackage(sh.argv[0]))
+			}
+			test(t, func(script string) []string {
+				return append(append([]string{path}, sh.argv[1:]...), "-c", script)
+			})
+		})
+	}
+}
+
+func debianPackage(program string) string {
+	if program == "busybox" {
+		return "busybox-static"
+	}
+	return filepath.Base(program)
+}
+
+// environWithoutGate is the test's environment with SSHRIG_GATE removed, so
+// that the tests behave the same when the test binary itself runs under the
+// rig (a stopped shell would hang them).
+func environWithoutGate() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, GateEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+type scriptRun struct {
+	stdout, stderr string
+	exitCode       int
+	pid            int
+	before, after  int64 // unix seconds around the run
+}
+
+func runScript(t *testing.T, argv []string, env []string) scriptRun {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	before := time.Now().Unix()
+	err := cmd.Run()
+	after := time.Now().Unix()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("running %q: %v", argv, err)
+	}
+	if !cmd.ProcessState.Exited() {
+		t.Fatalf("shell did not exit normally: %v\nstderr: %s", cmd.ProcessState, stderr.String())
+	}
+	return scriptRun{
+		stdout: stdout.String(), stderr: stderr.String(),
+		exitCode: cmd.ProcessState.ExitCode(), pid: cmd.Process.Pid,
+		before: before, after: after,
+	}
+}
+
+func TestWrappedScriptInRealShells(t *testing.T) {
+	tests := []struct {
+		name        string
+		command     string
+		wantStdout  string
+		wantCode    int
+		allowStderr bool // the shell reports a killed job on stderr
+	}{
+		{name: "exit 0", command: "echo zero", wantStdout: "zero\n", wantCode: 0},
+		{name: "exit 1", command: "echo one; false", wantStdout: "one\n", wantCode: 1},
+		{name: "exit 7", command: "echo seven; (exit 7)", wantStdout: "seven\n", wantCode: 7},
+		{name: "exit 255", command: "echo max; (exit 255)", wantStdout: "max\n", wantCode: 255},
+		{name: "command calls exit", command: "echo leaving; exit 3; echo not reached", wantStdout: "leaving\n", wantCode: 3},
+		{name: "set -e", command: "set -e; false; echo no", wantStdout: "", wantCode: 1},
+		{name: "trailing comment", command: "echo commented # and the rest is a comment", wantStdout: "commented\n", wantCode: 0},
+		{name: "comment on last line", command: "echo a\n# closing note", wantStdout: "a\n", wantCode: 0},
+		{
+			name:       "heredoc",
+			command:    "cat <<'EOF'\nline one\n$HOME and $(stays) literal\n)\nEOF\ncat <<EOF2\nexpanded $((6 * 7))\nEOF2",
+			wantStdout: "line one\n$HOME and $(stays) literal\n)\nexpanded 42\n",
+			wantCode:   0,
+		},
+		{name: "single quotes", command: `printf '%s|%s\n' 'it'\''s' 'a "b" $c'; exit 5`, wantStdout: "it's|a \"b\" $c\n", wantCode: 5},
+		{name: "trailing newline in command", command: "echo x\n\n", wantStdout: "x\n", wantCode: 0},
+		{
+			// The wrapper's variables are visible to the command but changing
+			// them in the subshell does not affect the markers.
+			name:       "command clobbers wrapper variables",
+			command:    "sshrig_id=evil sshrig_ledger=/dev/null sshrig_rc=0; echo clobbered; exit 4",
+			wantStdout: "clobbered\n", wantCode: 4,
+		},
+		{name: "work killed by SIGKILL", command: `sh -c 'kill -KILL $$'`, wantStdout: "", wantCode: 128 + 9, allowStderr: true},
+	}
+	forEachShell(t, func(t *testing.T, argvFor func(string) []string) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				ledgerPath := filepath.Join(t.TempDir(), "it's a ledger.log")
+				script, err := Wrap("case-1", ledgerPath, tt.command)
+				if err != nil {
+					t.Fatal(err)
+				}
+				run := runScript(t, argvFor(script), environWithoutGate())
+				if run.exitCode != tt.wantCode {
+					t.Errorf("exit code %d, want %d (stderr: %q)", run.exitCode, tt.wantCode, run.stderr)
+				}
+				if run.stdout != tt.wantStdout {
+					t.Errorf("stdout %q, want %q", run.stdout, tt.wantStdout)
+				}
+				if run.stderr != "" && !tt.allowStderr {
+					t.Errorf("unexpected stderr %q", run.stderr)
+				}
+				checkOneRun(t, ledgerPath, "case-1", run, tt.wantCode)
+			})
+		}
+	})
+}
+
+// checkOneRun checks that the ledger holds exactly one start and one
+// complete marker for id, from the shell of run, with the given exit code.
+func checkOneRun(t *testing.T, ledgerPath, id string, run scriptRun, wantCode int) {
+	t.Helper()
+	data, err := os.ReadFile(ledgerPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger := ParseBytes(data)
+	if len(ledger.Malformed) != 0 {
+		t.Fatalf("malformed ledger lines: %v", ledger.Malformed)
+	}
+	if len(ledger.Entries) != 2 {
+		t.Fatalf("ledger has %d entries, want a start and a complete:\n%s", len(ledger.Entries), data)
+	}
+	start, complete := ledger.Entries[0], ledger.Entries[1]
+	if start.Kind != Start || complete.Kind != Complete || start.ID != id || complete.ID != id {
+		t.Fatalf("ledger is not one start and one complete for %s:\n%s", id, data)
+	}
+	if complete.ExitCode != wantCode {
+		t.Errorf("complete marker has exit code %d, want %d", complete.ExitCode, wantCode)
+	}
+	for _, e := range ledger.Entries {
+		if e.PID != run.pid {
+			t.Errorf("%s marker has pid %d, want the shell's pid %d", e.Kind, e.PID, run.pid)
+		}
+		if sec := e.Time.Unix(); sec < run.before || sec > run.after {
+			t.Errorf("%s marker time %d is outside the run %d..%d", e.Kind, sec, run.before, run.after)
+		}
+	}
+}
+
+func TestWrappedScriptWithoutLedgerDoesNoWork(t *testing.T) {
+	tests := []struct {
+		name   string
+		ledger func(t *testing.T, dir string) string
+	}{
+		{name: "missing directory", ledger: func(t *testing.T, dir string) string {
+			return filepath.Join(dir, "no such dir", "ledger")
+		}},
+		{name: "ledger is a directory", ledger: func(t *testing.T, dir string) string {
+			return dir
+		}},
+		{name: "device that is always full", ledger: func(t *testing.T, dir string) string {
+			// Opening succeeds and the write itself fails, which is a
+			// different failure from the redirection failing.
+			if _, err := os.Stat("/dev/full"); err != nil {
+				t.Skip("no /dev/full on this system")
+			}
+			return "/dev/full"
+		}},
+		{name: "read-only directory", ledger: func(t *testing.T, dir string) string {
+			if os.Geteuid() == 0 {
+				t.Skip("running as root, which ignores directory permissions; the other cases cover a failing redirection")
+			}
+			readOnly := filepath.Join(dir, "read-only")
+			if err := os.Mkdir(readOnly, 0o555); err != nil {
+				t.Fatal(err)
+			}
+			return filepath.Join(readOnly, "ledger")
+		}},
+	}
+	forEachShell(t, func(t *testing.T, argvFor func(string) []string) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				ledgerPath := tt.ledger(t, dir)
+				workDone := filepath.Join(dir, "work done")
+				script, err := Wrap("case-1", ledgerPath, "echo working; : >"+singleQuote(workDone))
+				if err != nil {
+					t.Fatal(err)
+				}
+				run := runScript(t, argvFor(script), environWithoutGate())
+				if run.exitCode != ExitNoLedger {
+					t.Errorf("exit code %d, want %d", run.exitCode, ExitNoLedger)
+				}
+				if want := "sshrig: cannot write start marker to " + ledgerPath + "\n"; !strings.HasSuffix(run.stderr, want) {
+					t.Errorf("stderr %q, want it to end with %q", run.stderr, want)
+				}
+				if run.stdout != "" {
+					t.Errorf("stdout %q, want nothing: the work must not run", run.stdout)
+				}
+				if _, err := os.Stat(workDone); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the work ran without a start marker (stat %q: %v)", workDone, err)
+				}
+			})
+		}
+	})
+}
+
+// TestConcurrentCasesShareALedger runs 16 wrapped commands at once against
+// one ledger, as the rig does, and checks every marker line arrives whole.
+func TestConcurrentCasesShareALedger(t *testing.T) {
+	const cases = 16
+	forEachShell(t, func(t *testing.T, argvFor func(string) []string) {
+		t.Parallel()
+		ledgerPath := filepath.Join(t.TempDir(), "shared ledger")
+		runs := make([]scriptRun, cases)
+		var wg sync.WaitGroup
+		for i := range cases {
+			script, err := Wrap(fmt.Sprintf("case-%02d", i), ledgerPath, fmt.Sprintf("echo %d; exit %d", i, i*10))
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Go(func() { runs[i] = runScript(t, argvFor(script), environWithoutGate()) })
+		}
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		data, err := os.ReadFile(ledgerPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ledger := ParseBytes(data)
+		if len(ledger.Malformed) != 0 || len(ledger.Entries) != 2*cases {
+			t.Fatalf("want %d entries and no malformed lines, got %d and %v", 2*cases, len(ledger.Entries), ledger.Malformed)
+		}
+		summaries := ledger.Summaries()
+		for i, run := range runs {
+			s := summaries[fmt.Sprintf("case-%02d", i)]
+			if run.exitCode != i*10 || run.stdout != fmt.Sprintf("%d\n", i) {
+				t.Errorf("case %d: exit code %d, stdout %q", i, run.exitCode, run.stdout)
+			}
+			if s.Starts != 1 || s.Completes != 1 || s.ExitCode == nil || *s.ExitCode != i*10 || len(s.PIDs) != 1 || s.PIDs[0] != run.pid {
+				t.Errorf("case %d (pid %d): summary %s", i, run.pid, describeSummary(s))
+			}
+		}
+	})
+}

@@ -1,0 +1,168 @@
+package markers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ExitNoLedger is the exit code of a wrapped script that could not append
+// its start marker to the ledger. The work has not run in that case: a run
+// that leaves no trace in the ledger would be indistinguishable from a run
+// that never reached the remote side, so the wrapper refuses to do it.
+// 125 is the conventional "the wrapper itself failed" code (as used by env,
+// nohup and timeout), distinct from 126/127 (cannot execute, not found) and
+// from 128+n (killed by signal n).
+const ExitNoLedger = 125
+
+// GateEnv is the environment variable that turns on the wrapper's gates.
+// When it is set to a non-empty value, a wrapped script sends itself SIGSTOP
+// right after writing its start marker and again right after the work ends,
+// before writing its complete marker.
+const GateEnv = "SSHRIG_GATE"
+
+// The fixed parts of a wrapped script. The command goes between scriptMiddle
+// and scriptEnd, on its own lines, inside a subshell: the command's own exit,
+// set -e or trailing "# comment" then only ends the subshell, and the
+// complete marker is still written. The subshell's status is the command's
+// exit code, which the script passes on as its own.
+//
+// $$ is the pid of the shell running the script (in the subshell too), so
+// both markers carry the same pid, and the gates stop that shell, which is
+// the process the rig's server started and waits for.
+const (
+	scriptMiddle = `printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }` + "\n" +
+		`[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$` + "\n" +
+		"(\n"
+	scriptEnd = "\n)\n" +
+		"sshrig_rc=$?\n" +
+		`[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$` + "\n" +
+		`printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"` + "\n" +
+		`exit "$sshrig_rc"` + "\n"
+	firstLinePrefix = "sshrig_id="
+	ledgerAssign    = " sshrig_ledger="
+)
+
+// Spec is what a wrapped script is made of: the marker id, the ledger path
+// and the command that does the work.
+type Spec struct {
+	ID      string
+	Ledger  string
+	Command string
+}
+
+// Wrap returns a script for /bin/sh -c that appends "ID start SECONDS PID"
+// to ledger, runs command, appends "ID complete EXITCODE SECONDS PID" and
+// exits with command's exit code. If the start marker cannot be written, the
+// script prints a message on stderr and exits with [ExitNoLedger] without
+// running command. See the package documentation for the gates.
+//
+// The script has exactly this shape, every line ending in a newline:
+//
+//	sshrig_id=ID sshrig_ledger='LEDGER'
+//	printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
+//	[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$
+//	(
+//	COMMAND
+//	)
+//	sshrig_rc=$?
+//	[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$
+//	printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"
+//	exit "$sshrig_rc"
+//
+// ID needs no quoting (see [ValidID]); LEDGER is single-quoted, so any path
+// works; COMMAND is inserted verbatim.
+//
+// Wrap returns an error for an invalid id, an empty ledger path, a ledger
+// path containing a newline or NUL byte, a command containing a NUL byte
+// (shells cannot carry one), and a command with nothing to run (empty, or
+// only blanks and comments), because "(" followed by ")" is a shell syntax
+// error that would surface only after the start marker was written.
+//
+// Wrap cannot check the command's shell syntax. A command that is not
+// valid on its own (an unterminated quote or here-document, a trailing "&&",
+// an unbalanced ")") breaks the script after the start marker is written:
+// the shell exits with a syntax error (status 2) and no complete marker.
+func Wrap(id, ledger, command string) (string, error) {
+	if err := ValidID(id); err != nil {
+		return "", err
+	}
+	switch {
+	case ledger == "":
+		return "", errors.New("markers: empty ledger path")
+	case strings.ContainsAny(ledger, "\n\x00"):
+		return "", fmt.Errorf("markers: ledger path %s contains a newline or NUL byte", quoteForMessage(ledger))
+	case strings.ContainsRune(command, 0):
+		return "", fmt.Errorf("markers: command %s contains a NUL byte, which no shell can carry", quoteForMessage(command))
+	case !hasSomethingToRun(command):
+		return "", fmt.Errorf("markers: command %s has nothing to run (it is empty or only blanks and comments); the wrapper's subshell would be a syntax error", quoteForMessage(command))
+	}
+	var b strings.Builder
+	b.Grow(len(firstLinePrefix) + len(id) + len(ledgerAssign) + len(ledger) + 3 + len(scriptMiddle) + len(command) + len(scriptEnd))
+	b.WriteString(firstLinePrefix)
+	b.WriteString(id)
+	b.WriteString(ledgerAssign)
+	b.WriteString(singleQuote(ledger))
+	b.WriteString("\n")
+	b.WriteString(scriptMiddle)
+	b.WriteString(command)
+	b.WriteString(scriptEnd)
+	return b.String(), nil
+}
+
+// hasSomethingToRun reports whether command has a line that is neither blank
+// nor a comment. If it has none, every line is blank or a comment: the first
+// such line cannot be inside a quote or here-document (nothing came before
+// it), and a comment cannot continue onto the next line, so by induction the
+// whole command is comments and the subshell around it would be empty.
+// Only space and tab are blanks to a POSIX shell.
+func hasSomethingToRun(command string) bool {
+	for line := range strings.SplitSeq(command, "\n") {
+		trimmed := strings.TrimLeft(line, " \t")
+		if trimmed != "" && trimmed[0] != '#' {
+			return true
+		}
+	}
+	return false
+}
+
+// singleQuote quotes s for a POSIX shell. Inside single quotes every byte
+// is literal except the single quote itself, so each one is written as four
+// characters: a quote closing the quoted part, a backslash-escaped quote, and
+// a quote reopening it.
+func singleQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Unwrap recognises a script produced by [Wrap] and returns its parts. It
+// returns false for anything else, including scripts that differ from Wrap's
+// output only in whitespace. For every input Wrap accepts,
+// Unwrap(Wrap(id, ledger, command)) returns Spec{id, ledger, command}, true.
+func Unwrap(script string) (Spec, bool) {
+	firstLine, rest, ok := strings.Cut(script, "\n")
+	if !ok {
+		return Spec{}, false
+	}
+	assignments, ok := strings.CutPrefix(firstLine, firstLinePrefix)
+	if !ok {
+		return Spec{}, false
+	}
+	// Ids contain no spaces, so the first ledgerAssign ends the id.
+	id, quotedLedger, ok := strings.Cut(assignments, ledgerAssign)
+	if !ok || len(quotedLedger) < 2 || quotedLedger[0] != '\'' || quotedLedger[len(quotedLedger)-1] != '\'' {
+		return Spec{}, false
+	}
+	ledger := strings.ReplaceAll(quotedLedger[1:len(quotedLedger)-1], `'\''`, "'")
+	if len(rest) < len(scriptMiddle)+len(scriptEnd) || !strings.HasPrefix(rest, scriptMiddle) || !strings.HasSuffix(rest, scriptEnd) {
+		return Spec{}, false
+	}
+	spec := Spec{ID: id, Ledger: ledger, Command: rest[len(scriptMiddle) : len(rest)-len(scriptEnd)]}
+	// The pieces were cut out leniently; wrapping them again and comparing
+	// is what makes the recognition exact (it rejects, for example, a ledger
+	// with a stray quote, or an id Wrap would refuse).
+	rewrapped, err := Wrap(spec.ID, spec.Ledger, spec.Command)
+	if err != nil || rewrapped != script {
+		return Spec{}, false
+	}
+	return spec, true
+}

@@ -1,0 +1,176 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sshrig/sshrig/markers"
+)
+
+// State is what the probes established about the operation's command.
+type State string
+
+const (
+	NotStarted State = "not_started" // no execution began
+	Started    State = "started"     // began, never completed, no longer running
+	Running    State = "running"     // began, still running at probe time
+	Completed  State = "completed"   // ran to completion; see ExitCode
+)
+
+// States returns every truth state.
+func States() []State { return []State{NotStarted, Started, Running, Completed} }
+
+// Process is what the server saw of one process it ran for a marker id.
+type Process struct {
+	PID int
+	// ReachedStart: the wrapper stopped at its start gate, right after writing
+	// its start marker.
+	ReachedStart bool
+	// Exited: the server reaped it. ExitCode is set for a normal exit, Signal
+	// when a signal killed it.
+	Exited   bool
+	ExitCode *int
+	Signal   string
+}
+
+func (p Process) state() (State, *int) {
+	switch {
+	case !p.Exited && p.ReachedStart:
+		return Running, nil
+	case !p.Exited:
+		return NotStarted, nil // spawned, not yet at its start marker
+	case !p.ReachedStart:
+		return NotStarted, nil // ended before its start marker (e.g. no ledger)
+	case p.Signal != "":
+		return Started, nil
+	default:
+		return Completed, p.ExitCode
+	}
+}
+
+// Execution is one run of the wrapped command, as both sources saw it.
+type Execution struct {
+	PID          int
+	Ledger       State // from the markers: started or completed
+	LedgerExit   *int
+	Server       State // from the process events; "" when the server did not see it
+	ServerExit   *int
+	ServerSignal string
+}
+
+// Truth is the established remote state for one marker id.
+type Truth struct {
+	ID        string
+	State     State
+	ExitCode  *int // for Completed
+	Starts    int  // start markers: more than one means it ran more than once
+	Completes int
+	// Executions lists each run in order of its start marker, then runs the
+	// server saw that left no marker.
+	Executions []Execution
+	// Disagreement is set when the ledger and the server contradict each
+	// other; the state is then not to be trusted.
+	Disagreement string
+}
+
+// Agree reports whether both sources agree.
+func (t Truth) Agree() bool { return t.Disagreement == "" }
+
+func (t Truth) String() string {
+	s := string(t.State)
+	if t.State == Completed && t.ExitCode != nil {
+		s += fmt.Sprintf("(%d)", *t.ExitCode)
+	}
+	if t.Starts > 1 {
+		s += fmt.Sprintf(" x%d", t.Starts)
+	}
+	return s
+}
+
+// Derive combines the ledger's markers for id with the server's processes for
+// id. The state is that of the last execution; Starts and Completes count all.
+func Derive(id string, ledger *markers.Ledger, procs []Process) Truth {
+	t := Truth{ID: id}
+	byPID := map[int]*Execution{}
+	var order []int
+	if ledger != nil {
+		for _, e := range ledger.Entries {
+			if e.ID != id {
+				continue
+			}
+			x := byPID[e.PID]
+			if x == nil {
+				x = &Execution{PID: e.PID}
+				byPID[e.PID] = x
+				order = append(order, e.PID)
+			}
+			switch e.Kind {
+			case markers.Start:
+				t.Starts++
+				if x.Ledger == "" {
+					x.Ledger = Started
+				}
+			case markers.Complete:
+				t.Completes++
+				x.Ledger = Completed
+				code := e.ExitCode
+				x.LedgerExit = &code
+			}
+		}
+	}
+	var problems []string
+	for _, p := range procs {
+		x := byPID[p.PID]
+		if x == nil {
+			x = &Execution{PID: p.PID}
+			byPID[p.PID] = x
+			order = append(order, p.PID)
+		}
+		x.Server, x.ServerExit = p.state()
+		x.ServerSignal = p.Signal
+	}
+	for _, pid := range order {
+		x := byPID[pid]
+		t.Executions = append(t.Executions, *x)
+		if msg := disagreement(*x); msg != "" {
+			problems = append(problems, msg)
+		}
+	}
+	t.Disagreement = strings.Join(problems, "; ")
+
+	t.State = NotStarted
+	for i := len(t.Executions) - 1; i >= 0; i-- {
+		x := t.Executions[i]
+		if x.Ledger == "" && x.Server == NotStarted {
+			continue // a run that never reached its start marker
+		}
+		t.State, t.ExitCode = x.Ledger, x.LedgerExit
+		if x.Ledger == Started && x.Server == Running {
+			t.State = Running
+		}
+		if x.Ledger == "" {
+			t.State, t.ExitCode = x.Server, x.ServerExit
+		}
+		break
+	}
+	return t
+}
+
+func disagreement(x Execution) string {
+	switch {
+	case x.Server == "":
+		return fmt.Sprintf("pid %d wrote markers (%s) but the server ran no such process for this id", x.PID, x.Ledger)
+	case x.Ledger == "" && x.Server == NotStarted:
+		return ""
+	case x.Ledger == "":
+		return fmt.Sprintf("the server saw pid %d %s, but the ledger has no marker from it", x.PID, x.Server)
+	case x.Ledger == Started && (x.Server == Started || x.Server == Running):
+		return ""
+	case x.Ledger == Completed && x.Server == Completed:
+		if x.LedgerExit != nil && x.ServerExit != nil && *x.LedgerExit != *x.ServerExit {
+			return fmt.Sprintf("pid %d: the ledger says exit %d, the server saw exit %d", x.PID, *x.LedgerExit, *x.ServerExit)
+		}
+		return ""
+	}
+	return fmt.Sprintf("pid %d: the ledger says %s, the server says %s", x.PID, x.Ledger, x.Server)
+}

@@ -1,0 +1,56 @@
+// Package result owns the result contract of sshrig: the one small JSON
+// object that a tool under test prints on stdout after it tried to run an
+// operation on a remote host, and the strict parser the rig reads it with.
+//
+// The rig cuts SSH connections at exact moments and then judges whether the
+// tool told the truth. That judgement is only as good as the report it reads,
+// so the contract is small and parsing is strict: a report that two
+// consumers could read differently is itself a defect.
+//
+// # The contract
+//
+// One JSON object, for example:
+//
+//	{"ok": false, "category": "outcome_unknown", "operation": "restart_service",
+//	 "retry": "reconcile_first", "correlation_id": "c-7f3a",
+//	 "message": "connection closed after the remote command started; completion unknown"}
+//
+// Its fields:
+//
+//   - ok (boolean, required): true exactly when category is "succeeded". It is
+//     redundant on purpose, so that a caller which reads only ok is not misled.
+//   - category (string, required): what the tool knows about the outcome; one
+//     of the Category constants. outcome_unknown is the honest answer whenever
+//     the request may have reached the remote side and no result came back.
+//   - operation (string, required, non-empty): what was attempted.
+//   - retry (string, required): what the caller should do next; one of the
+//     Retry constants. After outcome_unknown that is usually reconcile_first.
+//   - correlation_id (string, required, non-empty): the id the tool was
+//     given; it ties the report to the remote markers and the rig's event log.
+//   - message (string, optional): prose for people. Nothing may depend on it,
+//     and it must not contain secrets.
+//
+// No other field is allowed, each field appears once, and nothing but JSON
+// whitespace may surround the object. Input larger than MaxSize (1 MiB) is
+// rejected before any parsing. Parse reports every violation as a *ParseError that
+// unwraps to one sentinel (ErrUnknownCategory, ErrTrailingData, ...), so
+// callers can branch with errors.Is while people read a precise message with
+// the byte offset of the problem.
+//
+// Go tools build a Result and print the output of Result.Marshal, which
+// validates first; Validate alone checks a Result without encoding it.
+//
+// # Tools in other languages
+//
+// The same contract is published as JSON Schema (draft 2020-12) in
+// docs/result.schema.json. Validate a tool's output against it in that
+// tool's own tests. Tests in this package prove that the schema and this
+// package agree: same enums, same required fields and properties, and the
+// same verdict on a table of documents and on fuzzed input.
+//
+// Three rules cannot be expressed by JSON Schema, because a schema validator
+// only sees the already-parsed value: no duplicate keys, no data after the
+// object (a second object, a log line), and the 1 MiB size cap. A tool that
+// passes the schema but prints one of those is still rejected by the rig;
+// print exactly one object, ideally on one line, and log to stderr.
+package result

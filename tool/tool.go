@@ -1,0 +1,75 @@
+package tool
+
+import (
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Target is everything a tool needs for one attempt at one operation.
+type Target struct {
+	// Addr is "host:port" of the SSH server as the tool must dial it.
+	Addr string
+	// User is the SSH user name.
+	User string
+	// Identity is the path of the private key file (OpenSSH format,
+	// unencrypted). It is a secret: a tool must never print it or its path.
+	Identity string
+	// KnownHosts is a known_hosts file that pins the server's host key for
+	// Addr. A tool must verify the host key against it.
+	KnownHosts string
+	// CorrelationID ties the attempt to the remote markers and the rig's
+	// event log; the tool must echo it in its result.
+	CorrelationID string
+	// Operation is the name of what is attempted (e.g. "restart_service");
+	// the tool echoes it in its result.
+	Operation string
+	// Command is the remote command, already wrapped with its markers.
+	Command string
+	// Deadline is the budget for the whole attempt. A tool that has not
+	// returned when it is spent (plus a grace the rig adds) hangs.
+	Deadline time.Duration
+}
+
+// Host and Port split Addr.
+func (t Target) Host() string {
+	h, _, _ := net.SplitHostPort(t.Addr)
+	return h
+}
+
+// Port is the port part of Addr.
+func (t Target) Port() int {
+	_, p, _ := net.SplitHostPort(t.Addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// Environ is the Target as the SSHRIG_* environment variables an external
+// tool reads (docs/tool-contract.md).
+func (t Target) Environ() []string {
+	return []string{
+		"SSHRIG_ADDR=" + t.Addr,
+		"SSHRIG_HOST=" + t.Host(),
+		"SSHRIG_PORT=" + strconv.Itoa(t.Port()),
+		"SSHRIG_USER=" + t.User,
+		"SSHRIG_IDENTITY=" + t.Identity,
+		"SSHRIG_KNOWN_HOSTS=" + t.KnownHosts,
+		"SSHRIG_CORRELATION_ID=" + t.CorrelationID,
+		"SSHRIG_OPERATION=" + t.Operation,
+		"SSHRIG_COMMAND=" + t.Command,
+		"SSHRIG_DEADLINE_MS=" + strconv.FormatInt(t.Deadline.Milliseconds(), 10),
+	}
+}
+
+// Tool tries one operation against a Target.
+//
+// Run prints exactly one result object (package result) on stdout and may
+// log to stderr. It should return within t.Deadline; ctx is cancelled when
+// the rig gives up on it. A tool that retries does so inside Run: the rig
+// sees every attempt on the server.
+type Tool interface {
+	Name() string
+	Run(ctx context.Context, t Target, stdout, stderr io.Writer)
+}
