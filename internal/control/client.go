@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/hex"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -228,10 +229,15 @@ type Subscription struct {
 	queue       []Event
 	notify      chan struct{}
 	unsubscribe func() // called with c.mu held
+	closed      chan struct{}
+	closeOnce   sync.Once
 }
 
+// ErrUnsubscribed is returned by Next after Close.
+var ErrUnsubscribed = errors.New("control: subscription closed")
+
 func newSubscription(c *Client) *Subscription {
-	return &Subscription{c: c, notify: make(chan struct{}, 1)}
+	return &Subscription{c: c, notify: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
 func (s *Subscription) push(e Event) {
@@ -265,13 +271,16 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			if n == 0 {
 				return Event{}, s.c.Err()
 			}
+		case <-s.closed:
+			return Event{}, ErrUnsubscribed
 		case <-ctx.Done():
 			return Event{}, ctx.Err()
 		}
 	}
 }
 
-// Close stops delivery to this subscription.
+// Close stops delivery to this subscription; a waiting Next returns
+// ErrUnsubscribed once the events already queued are consumed.
 func (s *Subscription) Close() {
 	s.c.mu.Lock()
 	if s.unsubscribe != nil {
@@ -279,4 +288,5 @@ func (s *Subscription) Close() {
 		s.unsubscribe = nil
 	}
 	s.c.mu.Unlock()
+	s.closeOnce.Do(func() { close(s.closed) })
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"sshrig": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the CLI scripts under testdata/script.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// status N cmd args... runs cmd and requires exit code N.
+			"status": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 2 {
+					ts.Fatalf("usage: status CODE command [args...]")
+				}
+				want, err := strconv.Atoi(args[0])
+				if err != nil {
+					ts.Fatalf("status: bad code %q", args[0])
+				}
+				err = ts.Exec(args[1], args[2:]...)
+				got := 0
+				var ee *exec.ExitError
+				if errors.As(err, &ee) {
+					got = ee.ExitCode()
+				} else if err != nil {
+					ts.Fatalf("status: %v", err)
+				}
+				if (got == want) == neg {
+					ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+				}
+			},
+		},
+	})
+}
+
+// TestReadmeSetUp keeps the README's promise: exactly two set-up commands,
+// one running sshrig on the embedded default (exercised by
+// testdata/script/readme.txtar) and the test command .ci/run runs.
+func TestReadmeSetUp(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := string(readme)
+	start := strings.Index(section, "## Set-up on a fresh machine")
+	if start < 0 {
+		t.Fatal("README has no set-up section")
+	}
+	section = section[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	cmds := regexp.MustCompile(`(?m)^    (\S.*)$`).FindAllStringSubmatch(section, -1)
+	var got []string
+	for _, c := range cmds {
+		got = append(got, c[1])
+	}
+	want := []string{"go run ./cmd/sshrig run", "go test -race ./..."}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("README set-up commands %q, want %q", got, want)
+	}
+	ci, err := os.ReadFile("../../.ci/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^go test -race \./\.\.\.$`).Match(ci) {
+		t.Fatal(".ci/run does not run the README's test command")
+	}
+	script, err := os.ReadFile("testdata/script/readme.txtar")
+	if err != nil || !strings.Contains(string(script), "exec sshrig run\n") {
+		t.Fatal("testdata/script/readme.txtar must run 'sshrig run' exactly as the README does")
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/rig"
+	"github.com/sshrig/sshrig/tool"
+)
+
+type runFlags struct {
+	tool     string
+	cases    string
+	parallel int
+	out      string
+	json     string
+	junit    string
+	target   string
+	budget   time.Duration
+	quiet    bool
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the case matrix against a tool and judge every case",
+		Long: `run runs every selected case of the matrix against the tool: it cuts the tool's
+SSH transport at the case's moment, establishes what really happened remotely,
+and judges what the tool reported. It prints a table and a one-line summary,
+and writes a run directory (report.json, events.jsonl, transcripts/).
+
+Before any case, a preflight runs the tool once with no fault: it must print a
+parseable result reporting success, and the ledger must show exactly one start
+and one complete. Otherwise run stops with exit code 3.
+
+Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
+3 the rig could not run (including an inconclusive case or preflight).`,
+		Example: `  sshrig run
+  sshrig run --tool mutant:lost-status-is-success
+  sshrig run --cases 'started.*,output.*' --parallel 4 --junit junit.xml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runRun(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.tool, "tool", "reference", "tool under test: a built-in tool (see 'sshrig tools')")
+	fl.StringVar(&f.cases, "cases", "", "comma-separated globs over case ids and aliases (default: every case; see 'sshrig cases')")
+	fl.IntVar(&f.parallel, "parallel", 2, "cases run at once")
+	fl.StringVar(&f.out, "out", "", "run directory (default: a new dated directory under ./sshrig-runs/)")
+	fl.StringVar(&f.json, "json", "", "also write the JSON report to this file")
+	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
+	fl.StringVar(&f.target, "target", "embedded", "where the SSH server runs: embedded")
+	fl.DurationVar(&f.budget, "budget", rig.DefaultBudget, "deadline the tool gets per case; a tool still running after it (plus 2s grace) hangs")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
+	return cmd
+}
+
+func lookupTool(name string) (tool.Tool, error) {
+	t, err := tools.Lookup(name)
+	if errors.Is(err, tools.ErrUnknownTool) {
+		return nil, usageError("unknown tool %q; built-in tools: %s", name, strings.Join(tools.Names(), ", "))
+	}
+	return t, err
+}
+
+func runRun(cmd *cobra.Command, f runFlags) error {
+	t, err := lookupTool(f.tool)
+	if err != nil {
+		return err
+	}
+	if f.parallel < 1 {
+		return usageError("--parallel must be at least 1, got %d", f.parallel)
+	}
+	if f.budget <= 0 {
+		return usageError("--budget must be positive, got %s", f.budget)
+	}
+	var launcher engine.Launcher
+	switch f.target {
+	case "embedded":
+		launcher = engine.InProcess{}
+	default:
+		return usageError("unknown target %q (valid: embedded)", f.target)
+	}
+	cases, err := rig.Select(rig.DefaultMatrix(), rig.SplitGlobs(f.cases))
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if len(cases) == 0 {
+		return usageError("no cases selected")
+	}
+
+	dirPath := f.out
+	if dirPath == "" {
+		dirPath = rig.DefaultRunDir("sshrig-runs", time.Now())
+	}
+	dir, err := rig.CreateRunDir(dirPath)
+	if err != nil {
+		return usageError("run directory: %v", err)
+	}
+	stderr := cmd.ErrOrStderr()
+	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Launcher: launcher, Target: f.target, Out: dir}
+	if !f.quiet {
+		o.Progress = stderr
+		fmt.Fprintf(stderr, "sshrig: %d cases, tool %s, target %s, run directory %s\n", len(cases), t.Name(), f.target, dirPath)
+	}
+	rep, runErr := rig.Run(cmd.Context(), o)
+	if rep != nil {
+		if b, err := rep.JSON(); err == nil {
+			dir.WriteFile("report.json", b)
+			if f.json != "" {
+				if err := os.WriteFile(f.json, b, 0o644); err != nil {
+					fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
+				}
+			}
+		}
+	}
+	if err := dir.Close(); err != nil {
+		fmt.Fprintf(stderr, "sshrig: run directory: %v\n", err)
+	}
+	var pre *rig.PreflightError
+	if errors.As(runErr, &pre) {
+		return rigError(fmt.Errorf("%v\n  the tool cannot run a case with no fault, so no case can be judged; see %s",
+			pre, dirPath+"/report.json"))
+	}
+	if runErr != nil {
+		return rigError(runErr)
+	}
+	out := cmd.OutOrStdout()
+	rep.WriteTable(out)
+	fmt.Fprintln(out, rep.SummaryLine())
+	fmt.Fprintf(out, "report: %s\n", dirPath+"/report.json")
+	if f.junit != "" {
+		b, err := rep.JUnit()
+		if err == nil {
+			err = os.WriteFile(f.junit, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sshrig: --junit: %v\n", err)
+		}
+	}
+	s := rep.Summary
+	switch {
+	case s.Executed() == 0:
+		return usageError("no case could run against %s (all %d skipped)", t.Name(), s.Skipped)
+	case s.Fail > 0:
+		return &exitError{code: exitFail, err: errors.New("")}
+	case s.Inconclusive > 0:
+		return rigError(fmt.Errorf("%d case(s) inconclusive: the rig could not establish what it needed", s.Inconclusive))
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package verdict
+
+import (
+	"testing"
+
+	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/result"
+)
+
+func TestGradeReport(t *testing.T) {
+	exit0 := &Delivered{ExitCode: 0}
+	exit3 := &Delivered{ExitCode: 3}
+	killed := &Delivered{Signal: "KILL"}
+	for _, tc := range []struct {
+		k     fault.Knowledge
+		d     *Delivered
+		cat   result.Category
+		retry result.Retry
+		want  Grade
+	}{
+		{fault.NothingSent, nil, result.LocalFailure, result.Bounded, Exact},
+		{fault.NothingSent, nil, result.LocalFailure, result.AfterDelay, Exact},
+		{fault.NothingSent, nil, result.LocalFailure, result.Never, Conservative},
+		{fault.NothingSent, nil, result.OutcomeUnknown, result.ReconcileFirst, Conservative},
+		{fault.NothingSent, nil, result.OutcomeUnknown, result.Bounded, Unsafe},
+		{fault.NothingSent, nil, result.ConfirmedFailure, result.Never, Unsafe},
+		{fault.NothingSent, nil, result.Succeeded, result.Never, Unsafe},
+		{fault.NothingSent, nil, result.AuthenticationFailed, result.Never, Unsafe},
+		{fault.RequestSent, nil, result.OutcomeUnknown, result.ReconcileFirst, Exact},
+		{fault.RequestSent, nil, result.OutcomeUnknown, result.Never, Conservative},
+		{fault.RequestSent, nil, result.OutcomeUnknown, result.Bounded, Unsafe},
+		{fault.RequestSent, nil, result.OutcomeUnknown, result.AfterDelay, Unsafe},
+		{fault.RequestSent, nil, result.LocalFailure, result.Bounded, Unsafe},
+		{fault.RequestSent, nil, result.ConfirmedFailure, result.Never, Unsafe},
+		{fault.RequestSent, nil, result.Succeeded, result.Never, Unsafe},
+		{fault.ResultReceived, exit0, result.Succeeded, result.Never, Exact},
+		{fault.ResultReceived, exit0, result.Succeeded, result.ReconcileFirst, Conservative},
+		{fault.ResultReceived, exit0, result.Succeeded, result.Bounded, Unsafe},
+		{fault.ResultReceived, exit0, result.ConfirmedFailure, result.Never, Unsafe},
+		{fault.ResultReceived, exit0, result.OutcomeUnknown, result.ReconcileFirst, Conservative},
+		{fault.ResultReceived, exit0, result.LocalFailure, result.Bounded, Unsafe},
+		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.Never, Exact},
+		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.Bounded, Exact},
+		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.ReconcileFirst, Conservative},
+		{fault.ResultReceived, exit3, result.Succeeded, result.Never, Unsafe},
+		{fault.ResultReceived, killed, result.ConfirmedFailure, result.Never, Exact},
+		{fault.ResultReceived, killed, result.Succeeded, result.Never, Unsafe},
+	} {
+		got, why := GradeReport(tc.k, tc.d, nil, tc.cat, tc.retry)
+		if got != tc.want {
+			t.Errorf("%s, %v: %s/%s graded %s (%s), want %s", tc.k, tc.d, tc.cat, tc.retry, got, why, tc.want)
+		}
+		if got == Unsafe && why == "" {
+			t.Errorf("%s/%s: unsafe without a reason", tc.cat, tc.retry)
+		}
+	}
+}
+
+func TestGradeWithExpectation(t *testing.T) {
+	want := &Expectation{Category: result.AuthenticationFailed, Retry: result.Never}
+	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthenticationFailed, result.Never); g != Exact {
+		t.Errorf("exact expectation graded %s", g)
+	}
+	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthenticationFailed, result.Bounded); g != Unsafe {
+		t.Errorf("retrying a rejected credential graded %s", g)
+	}
+	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthorizationDenied, result.Never); g != Unsafe {
+		t.Errorf("denied for rejected graded %s", g)
+	}
+}
+
+func completed(code int) *reconcile.Truth {
+	return &reconcile.Truth{State: reconcile.Completed, ExitCode: &code, Starts: 1, Completes: 1}
+}
+
+func resultJSON(cat, retry, id string, ok bool) []byte {
+	r := result.Result{OK: ok, Category: result.Category(cat), Retry: result.Retry(retry), Operation: "op", CorrelationID: id, Message: "m"}
+	b, err := r.Marshal()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestJudge(t *testing.T) {
+	good := resultJSON("outcome_unknown", "reconcile_first", "c-1", false)
+	base := Input{Moment: fault.Started, CorrelationID: "c-1", Operation: "op", Stdout: good,
+		Landed: true, Truth: completed(0), Attempts: 1}
+	for _, tc := range []struct {
+		name   string
+		mod    func(*Input)
+		status Status
+		rule   string
+	}{
+		{"honest", func(*Input) {}, Pass, ""},
+		{"not landed", func(in *Input) { in.Landed, in.NotLanded = false, "never reached" }, Inconclusive, ""},
+		{"truth disagrees", func(in *Input) { in.Truth = &reconcile.Truth{State: reconcile.Started, Disagreement: "x"} }, Inconclusive, ""},
+		{"no truth", func(in *Input) { in.Truth, in.TruthErr = nil, "probe failed" }, Inconclusive, ""},
+		{"unsafe", func(in *Input) { in.Stdout = resultJSON("confirmed_failure", "never", "c-1", false) }, Fail, RuleUnsafeCategory},
+		{"malformed", func(in *Input) { in.Stdout = []byte("garbage") }, Fail, RuleMalformedResult},
+		{"empty", func(in *Input) { in.Stdout = nil }, Fail, RuleMalformedResult},
+		{"hang", func(in *Input) { in.Stdout, in.Hung = nil, true }, Fail, RuleHang},
+		{"blind retry", func(in *Input) { in.Attempts = 2 }, Fail, RuleBlindRetry},
+		{"probed retry", func(in *Input) { in.Attempts, in.ProbedBetween = 2, true }, Pass, ""},
+		{"wrong id", func(in *Input) { in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-2", false) }, Fail, RuleCorrelationID},
+		{"secret in stderr", func(in *Input) {
+			in.Stderr = []byte("key=SECRET")
+			in.Secrets = []Secret{{Name: "private key", Data: []byte("SECRET")}}
+		}, Fail, RuleSecret},
+		{"secret even when not landed", func(in *Input) {
+			in.Landed = false
+			in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-1", false)
+			in.Stderr = []byte("SECRET")
+			in.Secrets = []Secret{{Name: "private key", Data: []byte("SECRET")}}
+		}, Fail, RuleSecret},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base
+			tc.mod(&in)
+			v := Judge(in)
+			if v.Status != tc.status {
+				t.Fatalf("status %s (%v, %s), want %s", v.Status, v.Violations, v.Reason, tc.status)
+			}
+			if tc.rule != "" {
+				found := false
+				for _, x := range v.Violations {
+					found = found || x.Rule == tc.rule
+				}
+				if !found {
+					t.Fatalf("violations %v lack rule %s", v.Violations, tc.rule)
+				}
+			}
+			if v.Status == Inconclusive && v.Reason == "" {
+				t.Fatal("inconclusive without a reason")
+			}
+		})
+	}
+}
+
+// FuzzJudge: Judge never panics, and a pass always means a landed cut, an
+// established truth, a parsed result and no violation.
+func FuzzJudge(f *testing.F) {
+	f.Add(int(fault.Started), []byte(`{"ok":false,"category":"outcome_unknown","operation":"op","retry":"reconcile_first","correlation_id":"c-1"}`), true, true, 1, false, []byte(""))
+	f.Add(int(fault.None), []byte(`{"ok":true}`), true, false, 2, true, []byte("k"))
+	f.Fuzz(func(t *testing.T, moment int, stdout []byte, landed, truthOK bool, attempts int, hung bool, secret []byte) {
+		in := Input{Moment: fault.Moment(moment), CorrelationID: "c-1", Operation: "op", Stdout: stdout,
+			Landed: landed, Attempts: attempts, Hung: hung, Stderr: stdout,
+			Secrets: []Secret{{Name: "s", Data: secret}}}
+		if truthOK {
+			in.Truth = completed(0)
+		} else {
+			in.TruthErr = "x"
+		}
+		if fault.Moment(moment).Knowledge() == fault.ResultReceived {
+			in.Delivered = &Delivered{}
+		}
+		v := Judge(in)
+		if v.Status == Pass && (!landed || !truthOK || v.Reported == nil || len(v.Violations) > 0 || hung) {
+			t.Fatalf("pass with landed=%v truth=%v reported=%v violations=%v hung=%v", landed, truthOK, v.Reported, v.Violations, hung)
+		}
+		if (v.Status == Fail) != (len(v.Violations) > 0) {
+			t.Fatalf("status %s with %d violations", v.Status, len(v.Violations))
+		}
+	})
+}

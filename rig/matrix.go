@@ -1,0 +1,145 @@
+package rig
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/fault"
+)
+
+// Case is one row of the matrix.
+type Case struct {
+	ID          string // stable, e.g. "started.reset.survive"
+	Alias       string // e.g. "C05"; may be empty
+	Moment      fault.Moment
+	Cut         fault.Cut // moot for none and refuse
+	Disposition fault.Disposition
+	// ExitCode is what the workload exits with.
+	ExitCode int
+	// Operation names what the tool attempts; tools echo it.
+	Operation string
+	// Command is the workload before marker wrapping; empty means the
+	// default workload, which prints two lines and exits with ExitCode.
+	Command string
+	// OutputBytes is N for the output moment.
+	OutputBytes int64
+	Notes       string
+}
+
+// DefaultOperation is the operation name of the default workload.
+const DefaultOperation = "run_workload"
+
+// DefaultOutputBytes is N for the output moment: the cut lands after the
+// first N bytes of the command's stdout reached the client.
+const DefaultOutputBytes = 8
+
+// Workload is the command the case runs, before marker wrapping.
+func (c Case) Workload() string {
+	if c.Command != "" {
+		return c.Command
+	}
+	w := "printf 'sshrig workload: step one\\n'; printf 'sshrig workload: step two\\n'"
+	if c.ExitCode != 0 {
+		w += fmt.Sprintf("; exit %d", c.ExitCode)
+	}
+	return w
+}
+
+// Spec is the engine's view of the case for one run.
+func (c Case) spec(id string) engine.Spec {
+	n := c.OutputBytes
+	if n == 0 {
+		n = DefaultOutputBytes
+	}
+	return engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: n}
+}
+
+// DefaultMatrix is every moment x {reset, close, blackhole} x the
+// dispositions that matter there, with exit codes 0 and non-zero where the
+// caller receives a result.
+func DefaultMatrix() []Case {
+	var cases []Case
+	add := func(c Case) {
+		if c.Operation == "" {
+			c.Operation = DefaultOperation
+		}
+		cases = append(cases, c)
+	}
+	for _, m := range fault.Moments() {
+		switch m {
+		case fault.Refuse:
+			add(Case{ID: "refuse", Moment: m, Cut: fault.Reset, Disposition: fault.Survive,
+				Notes: "nothing accepts the TCP connection"})
+			continue
+		case fault.None:
+			for _, code := range []int{0, 3} {
+				add(Case{ID: fmt.Sprintf("none.exit%d", code), Moment: m, Cut: fault.Reset, Disposition: fault.Survive, ExitCode: code,
+					Notes: "baseline: no cut"})
+			}
+			continue
+		}
+		for _, cut := range fault.TransportCuts() {
+			if m.Knowledge() == fault.ResultReceived {
+				for _, code := range []int{0, 3} {
+					add(Case{ID: fmt.Sprintf("%s.%s.exit%d", m, cut, code), Moment: m, Cut: cut, Disposition: fault.Survive, ExitCode: code})
+				}
+				continue
+			}
+			for _, d := range fault.Dispositions() {
+				if engine.DispositionMatters(m, d) {
+					add(Case{ID: fmt.Sprintf("%s.%s.%s", m, cut, d), Moment: m, Cut: cut, Disposition: d})
+				}
+			}
+		}
+	}
+	return cases
+}
+
+// Select returns the cases whose id or alias matches any of the globs (path.Match
+// syntax), in matrix order. No globs selects everything. A glob that matches
+// nothing is an error: a typo must not silently shrink a run.
+func Select(cases []Case, globs []string) ([]Case, error) {
+	if len(globs) == 0 {
+		return cases, nil
+	}
+	picked := make([]bool, len(cases))
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("bad --cases pattern %q: %v", g, err)
+		}
+		hit := false
+		for i, c := range cases {
+			if match(g, c.ID) || (c.Alias != "" && match(g, c.Alias)) {
+				picked[i], hit = true, true
+			}
+		}
+		if !hit {
+			return nil, fmt.Errorf("--cases %q matches no case (see 'sshrig cases')", g)
+		}
+	}
+	var out []Case
+	for i, c := range cases {
+		if picked[i] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func match(glob, s string) bool {
+	ok, _ := path.Match(glob, s)
+	return ok
+}
+
+// SplitGlobs splits a comma-separated --cases value.
+func SplitGlobs(s string) []string {
+	var out []string
+	for _, g := range strings.Split(s, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			out = append(out, g)
+		}
+	}
+	return out
+}

@@ -1,0 +1,161 @@
+package rig
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/result"
+)
+
+// ReportVersion is the report.json format version.
+const ReportVersion = 1
+
+// Report is report.json.
+type Report struct {
+	Version   int          `json:"version"`
+	Tool      string       `json:"tool"`
+	Target    string       `json:"target"`
+	Where     string       `json:"where"`
+	Started   time.Time    `json:"started"`
+	Budget    string       `json:"budget"`
+	Preflight Preflight    `json:"preflight"`
+	Summary   Summary      `json:"summary"`
+	Cases     []CaseReport `json:"cases"`
+}
+
+// Summary counts the cases by verdict.
+type Summary struct {
+	Cases        int   `json:"cases"`
+	Pass         int   `json:"pass"`
+	Fail         int   `json:"fail"`
+	Inconclusive int   `json:"inconclusive"`
+	Skipped      int   `json:"skipped"`
+	DurationMS   int64 `json:"duration_ms"`
+}
+
+// Preflight records the no-fault case run before the matrix.
+type Preflight struct {
+	Error string      `json:"error,omitempty"`
+	Case  *CaseReport `json:"case,omitempty"`
+}
+
+// Expected is the honest category and retry for the case.
+type Expected struct {
+	Category result.Category `json:"category"`
+	Retry    result.Retry    `json:"retry"`
+}
+
+// TruthReport is the remote truth as the probes established it.
+type TruthReport struct {
+	State        reconcile.State `json:"state"`
+	Starts       int             `json:"starts"`
+	Completes    int             `json:"completes"`
+	ExitCode     *int            `json:"exit_code"`
+	Disagreement string          `json:"disagreement,omitempty"`
+}
+
+// CaseReport is one case in report.json.
+type CaseReport struct {
+	ID            string              `json:"id"`
+	Alias         string              `json:"alias,omitempty"`
+	Moment        string              `json:"moment"`
+	Cut           string              `json:"cut"`
+	Disposition   string              `json:"disposition"`
+	Tool          string              `json:"tool"`
+	Verdict       verdict.Status      `json:"verdict"`
+	Grade         verdict.Grade       `json:"grade,omitempty"`
+	CorrelationID string              `json:"correlation_id"`
+	Operation     string              `json:"operation"`
+	Expected      Expected            `json:"expected"`
+	Reported      *result.Result      `json:"reported"`
+	ParseError    string              `json:"parse_error,omitempty"`
+	Truth         *TruthReport        `json:"truth"`
+	Violations    []verdict.Violation `json:"violations"`
+	Reason        string              `json:"reason,omitempty"`
+	DurationMS    int64               `json:"duration_ms"`
+	ToolMS        int64               `json:"tool_ms"`
+	CutLatencyUS  int64               `json:"cut_latency_us,omitempty"`
+	Transcript    string              `json:"transcript,omitempty"`
+}
+
+func (r *Report) summarize(d time.Duration) {
+	s := Summary{Cases: len(r.Cases), DurationMS: d.Milliseconds()}
+	for _, c := range r.Cases {
+		switch c.Verdict {
+		case verdict.Pass:
+			s.Pass++
+		case verdict.Fail:
+			s.Fail++
+		case verdict.Inconclusive:
+			s.Inconclusive++
+		case verdict.Skipped:
+			s.Skipped++
+		}
+	}
+	r.Summary = s
+}
+
+// Executed counts the cases that ran (everything but skipped).
+func (s Summary) Executed() int { return s.Cases - s.Skipped }
+
+// JSON renders the report.
+func (r *Report) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteTable prints one row per case: case, expected, reported, truth, verdict.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CASE\tEXPECTED\tREPORTED\tTRUTH\tVERDICT")
+	for _, c := range r.Cases {
+		reported := "-"
+		switch {
+		case c.Reported != nil:
+			reported = string(c.Reported.Category) + "/" + string(c.Reported.Retry)
+		case c.ParseError != "":
+			reported = "malformed"
+		}
+		truth := "-"
+		if c.Truth != nil {
+			truth = string(c.Truth.State)
+			if c.Truth.State == reconcile.Completed && c.Truth.ExitCode != nil {
+				truth += fmt.Sprintf("(%d)", *c.Truth.ExitCode)
+			}
+			if c.Truth.Starts > 1 {
+				truth += fmt.Sprintf(" x%d", c.Truth.Starts)
+			}
+		}
+		v := string(c.Verdict)
+		if c.Grade == verdict.Conservative {
+			v += " (conservative)"
+		}
+		var notes []string
+		for _, x := range c.Violations {
+			notes = append(notes, x.Assertion+"/"+x.Rule)
+		}
+		if len(notes) > 0 {
+			v += ": " + strings.Join(notes, ", ")
+		} else if c.Verdict != verdict.Pass && c.Reason != "" {
+			v += ": " + c.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\n", c.ID, c.Expected.Category, c.Expected.Retry, reported, truth, v)
+	}
+	return tw.Flush()
+}
+
+// SummaryLine is the one-line summary printed after the table.
+func (r *Report) SummaryLine() string {
+	s := r.Summary
+	return fmt.Sprintf("%d cases: %d pass, %d fail, %d inconclusive, %d skipped in %.1fs (tool %s, target %s)",
+		s.Cases, s.Pass, s.Fail, s.Inconclusive, s.Skipped, float64(s.DurationMS)/1000, r.Tool, r.Target)
+}

@@ -1,0 +1,309 @@
+package rig
+
+import (
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var matrixReps = flag.Int("sshrig.matrix-reps", 20, "consecutive whole-matrix runs in TestReferenceStable")
+
+func TestDefaultMatrix(t *testing.T) {
+	cases := DefaultMatrix()
+	seen := map[string]bool{}
+	moments := map[fault.Moment]bool{}
+	for _, c := range cases {
+		if seen[c.ID] {
+			t.Errorf("duplicate id %s", c.ID)
+		}
+		seen[c.ID] = true
+		moments[c.Moment] = true
+		if c.Operation == "" {
+			t.Errorf("%s: no operation", c.ID)
+		}
+	}
+	for _, m := range fault.Moments() {
+		if !moments[m] {
+			t.Errorf("no case at moment %s", m)
+		}
+	}
+	for _, id := range []string{"started.reset.survive", "exec.close.hangup", "output.blackhole.survive", "exit-status.reset.exit3", "none.exit0", "refuse"} {
+		if !seen[id] {
+			t.Errorf("stable id %s missing", id)
+		}
+	}
+	if len(cases) != 48 {
+		t.Errorf("%d cases, want 48 (update docs and this test together)", len(cases))
+	}
+}
+
+func TestSelect(t *testing.T) {
+	cases := DefaultMatrix()
+	cases[0].Alias = "C01"
+	for _, tc := range []struct {
+		globs []string
+		want  int
+		err   bool
+	}{
+		{nil, len(cases), false},
+		{[]string{"started.*"}, 9, false},
+		{[]string{"started.reset.*", "exec.reset.*"}, 6, false},
+		{[]string{"C0*"}, 1, false},
+		{[]string{"nothing.here"}, 0, true},
+		{[]string{"[bad"}, 0, true},
+	} {
+		got, err := Select(cases, tc.globs)
+		if (err != nil) != tc.err || len(got) != tc.want {
+			t.Errorf("Select(%v) = %d cases, err %v; want %d, err %v", tc.globs, len(got), err, tc.want, tc.err)
+		}
+	}
+}
+
+// mutantCases are enough cases to expose every mutant's defect.
+var mutantCases = []string{"started.reset.survive", "started.blackhole.survive", "exec.reset.hangup", "channel.reset.survive", "none.exit0", "none.exit3"}
+
+func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *Report {
+	t.Helper()
+	cases, err := Select(DefaultMatrix(), globs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Options{Tool: tl, Cases: cases, Parallel: 2, Out: out})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return rep
+}
+
+// TestMutantsCaught: every mutant fails, and its report names the assertion
+// that must catch its defect. New mutants are covered automatically.
+func TestMutantsCaught(t *testing.T) {
+	for _, m := range tools.Mutants() {
+		t.Run(m.Name(), func(t *testing.T) {
+			rep := runTool(t, m, mutantCases, nil)
+			if rep.Summary.Fail == 0 {
+				t.Fatalf("%s passed: %s", m.Name(), rep.SummaryLine())
+			}
+			caught := false
+			for _, c := range rep.Cases {
+				for _, v := range c.Violations {
+					caught = caught || v.Assertion == m.Catches()
+				}
+			}
+			if !caught {
+				t.Fatalf("%s not caught by %s: %s", m.Name(), m.Catches(), rep.SummaryLine())
+			}
+		})
+	}
+}
+
+// TestReferenceStable runs the whole matrix repeatedly: the reference tool
+// must show zero violations and zero inconclusive cases every time.
+func TestReferenceStable(t *testing.T) {
+	reps := *matrixReps
+	if testing.Short() {
+		reps = 1
+	}
+	for i := 0; i < reps; i++ {
+		rep := runTool(t, tools.Reference{}, nil, nil)
+		if rep.Summary.Pass != rep.Summary.Cases {
+			for _, c := range rep.Cases {
+				if c.Verdict != verdict.Pass {
+					t.Errorf("run %d: %s %s: %v %s", i+1, c.ID, c.Verdict, c.Violations, c.Reason)
+				}
+			}
+			t.Fatalf("run %d: %s", i+1, rep.SummaryLine())
+		}
+	}
+	t.Logf("%d consecutive whole-matrix runs, every case passed", reps)
+}
+
+// scriptedTool prints a fixed stdout.
+type scriptedTool struct {
+	name string
+	out  func(tool.Target) string
+}
+
+func (s scriptedTool) Name() string { return s.name }
+func (s scriptedTool) Run(_ context.Context, t tool.Target, stdout, _ io.Writer) {
+	io.WriteString(stdout, s.out(t))
+}
+
+func TestPreflightStops(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		out  func(tool.Target) string
+		want string
+	}{
+		{"garbage", func(tool.Target) string { return "hello" }, "does not parse"},
+		{"nothing", func(tool.Target) string { return "" }, "does not parse"},
+		{"claims failure", func(t tool.Target) string {
+			return fmt.Sprintf(`{"ok":false,"category":"local_failure","operation":"%s","retry":"bounded","correlation_id":"%s"}`, t.Operation, t.CorrelationID)
+		}, "reported local_failure"},
+		{"never runs the command", func(t tool.Target) string {
+			return fmt.Sprintf(`{"ok":true,"category":"succeeded","operation":"%s","retry":"never","correlation_id":"%s"}`, t.Operation, t.CorrelationID)
+		}, "exactly one start and one complete"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := Run(ctx, Options{Tool: scriptedTool{tc.name, tc.out}, Cases: DefaultMatrix()[:2]})
+			pe, ok := err.(*PreflightError)
+			if !ok || !strings.Contains(pe.Reason, tc.want) {
+				t.Fatalf("err %v, want a preflight error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReportShape checks report.json has the fields users script against,
+// and that JUnit output is well-formed.
+func TestReportShape(t *testing.T) {
+	dir, err := CreateRunDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runTool(t, tools.Reference{}, []string{"started.reset.*", "none.exit3"}, dir)
+	b, err := rep.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir.WriteFile("report.json", b)
+	if err := dir.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	summary := doc["summary"].(map[string]any)
+	for _, k := range []string{"cases", "pass", "fail", "inconclusive", "skipped", "duration_ms"} {
+		if _, ok := summary[k]; !ok {
+			t.Errorf("summary.%s missing", k)
+		}
+	}
+	cases := doc["cases"].([]any)
+	if len(cases) != 4 {
+		t.Fatalf("%d cases in report, want 4", len(cases))
+	}
+	for _, c := range cases {
+		cm := c.(map[string]any)
+		for _, k := range []string{"id", "moment", "cut", "disposition", "tool", "verdict", "grade", "correlation_id", "reported", "truth", "violations", "duration_ms"} {
+			if _, ok := cm[k]; !ok {
+				t.Errorf("case %v: %s missing", cm["id"], k)
+			}
+		}
+		truth := cm["truth"].(map[string]any)
+		for _, k := range []string{"state", "starts", "completes", "exit_code"} {
+			if _, ok := truth[k]; !ok {
+				t.Errorf("case %v: truth.%s missing", cm["id"], k)
+			}
+		}
+		tx := filepath.Join(dir.Path, cm["transcript"].(string))
+		if _, err := os.Stat(tx); err != nil {
+			t.Errorf("transcript: %v", err)
+		}
+	}
+	j, err := rep.JUnit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites junitSuites
+	if err := xml.Unmarshal(j, &suites); err != nil || len(suites.Suites[0].Cases) != 4 {
+		t.Fatalf("junit: %v, %+v", err, suites)
+	}
+	events, err := os.ReadFile(filepath.Join(dir.Path, "events.jsonl"))
+	if err != nil || len(events) == 0 {
+		t.Fatalf("events.jsonl: %v (%d bytes)", err, len(events))
+	}
+}
+
+// TestRunDirHasNoKeyMaterial runs the tool that leaks its identity and scans
+// every file of the run directory for the key.
+func TestRunDirHasNoKeyMaterial(t *testing.T) {
+	dir, err := CreateRunDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaker, _ := tools.Lookup("mutant:leaks-identity")
+	var keyLines []string
+	spy := spyTool{inner: leaker, saw: func(t tool.Target) {
+		b, _ := os.ReadFile(t.Identity)
+		for _, l := range strings.Split(string(b), "\n") {
+			if len(l) >= 40 && !strings.HasPrefix(l, "-----") {
+				keyLines = append(keyLines, l)
+			}
+		}
+	}}
+	rep := runTool(t, spy, []string{"started.reset.survive", "none.exit3"}, dir)
+	b, _ := rep.JSON()
+	dir.WriteFile("report.json", b)
+	dir.Close()
+	if rep.Summary.Fail != 2 {
+		t.Fatalf("leaking tool: %s", rep.SummaryLine())
+	}
+	if len(keyLines) == 0 {
+		t.Fatal("saw no key")
+	}
+	filepath.Walk(dir.Path, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		for _, l := range keyLines {
+			if strings.Contains(string(data), l) {
+				t.Errorf("%s contains key material", p)
+			}
+		}
+		if strings.Contains(string(data), "PRIVATE KEY-----\\n") || strings.Contains(string(data), "PRIVATE KEY-----\n") {
+			t.Errorf("%s contains a PEM block", p)
+		}
+		return nil
+	})
+}
+
+type spyTool struct {
+	inner tool.Tool
+	saw   func(tool.Target)
+}
+
+func (s spyTool) Name() string { return s.inner.Name() }
+func (s spyTool) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	s.saw(t)
+	s.inner.Run(ctx, t, stdout, stderr)
+}
+
+// BenchmarkDefaultMatrix measures the whole default matrix with the
+// reference tool and two cases at once.
+func BenchmarkDefaultMatrix(b *testing.B) {
+	for b.Loop() {
+		start := time.Now()
+		ctx := context.Background()
+		rep, err := Run(ctx, Options{Tool: tools.Reference{}, Cases: DefaultMatrix(), Parallel: 2})
+		if err != nil || rep.Summary.Pass != rep.Summary.Cases {
+			b.Fatalf("%v %v", err, rep.SummaryLine())
+		}
+		d := time.Since(start)
+		b.ReportMetric(d.Seconds(), "s/matrix")
+		b.ReportMetric(float64(len(rep.Cases))/d.Seconds(), "cases/s")
+	}
+}

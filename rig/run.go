@@ -1,0 +1,396 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/result"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// Defaults for Options.
+const (
+	DefaultBudget = 5 * time.Second // the deadline a tool gets per case
+	DefaultGrace  = 2 * time.Second // beyond the budget, before a tool counts as hung
+	DefaultSettle = 5 * time.Second // for the remote command to end before the probe
+	// maxStdout bounds what the rig keeps of a tool's stdout: a result is
+	// at most result.MaxSize, so one byte more proves it too large.
+	maxStdout = result.MaxSize + 1
+	maxStderr = 1 << 20
+)
+
+// Options configure a run.
+type Options struct {
+	Tool     tool.Tool
+	Cases    []Case
+	Parallel int           // cases at once; default 1
+	Budget   time.Duration // default DefaultBudget
+	Grace    time.Duration // default DefaultGrace
+	Settle   time.Duration // default DefaultSettle
+	Launcher engine.Launcher
+	// Target names the target in reports ("embedded", "container").
+	Target string
+	// Out receives the run directory's files; nil writes nothing.
+	Out *RunDir
+	// Progress, when not nil, gets one line per finished case.
+	Progress io.Writer
+}
+
+func (o *Options) defaults() {
+	if o.Parallel < 1 {
+		o.Parallel = 1
+	}
+	if o.Budget == 0 {
+		o.Budget = DefaultBudget
+	}
+	if o.Grace == 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Settle == 0 {
+		o.Settle = DefaultSettle
+	}
+	if o.Launcher == nil {
+		o.Launcher = engine.InProcess{}
+	}
+	if o.Target == "" {
+		o.Target = "embedded"
+	}
+}
+
+// PreflightError means the chain is not invocable: the run stops before any case.
+type PreflightError struct {
+	Reason string
+	Case   *CaseReport // the preflight's own record, when it got that far
+}
+
+func (e *PreflightError) Error() string { return "preflight: " + e.Reason }
+
+// ErrNoCases is returned for a run with nothing to execute.
+var ErrNoCases = errors.New("rig: no cases to run")
+
+// Run runs the cases. It returns an error only when the rig itself could not
+// run (the server did not start, the preflight failed); verdicts are in the report.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o.defaults()
+	if len(o.Cases) == 0 {
+		return nil, ErrNoCases
+	}
+	if o.Tool == nil {
+		return nil, errors.New("rig: no tool")
+	}
+	started := time.Now()
+	env, err := engine.Start(ctx, engine.Options{Launcher: o.Launcher})
+	if err != nil {
+		return nil, fmt.Errorf("rig: start server: %w", err)
+	}
+	defer env.Close()
+	secrets, err := secretsOf(env.Identity())
+	if err != nil {
+		return nil, fmt.Errorf("rig: %w", err)
+	}
+	r := &runner{o: o, env: env, secrets: secrets}
+	if o.Out != nil {
+		tap := env.Control().Tap()
+		r.tapDone = make(chan struct{})
+		go r.logEvents(tap)
+		defer func() { tap.Close(); <-r.tapDone }()
+	}
+
+	rep := &Report{
+		Version: ReportVersion,
+		Tool:    o.Tool.Name(),
+		Target:  o.Target,
+		Where:   env.Endpoint().Where,
+		Started: started.UTC(),
+		Budget:  o.Budget.String(),
+	}
+
+	pre := r.preflight(ctx)
+	rep.Preflight = pre
+	if pre.Error != "" {
+		return rep, &PreflightError{Reason: pre.Error, Case: pre.Case}
+	}
+
+	reports := make([]CaseReport, len(o.Cases))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var done int
+	var mu sync.Mutex
+	for w := 0; w < o.Parallel; w++ {
+		wg.Go(func() {
+			for i := range jobs {
+				cr := r.runCase(ctx, o.Cases[i])
+				reports[i] = cr
+				mu.Lock()
+				done++
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "[%d/%d] %-34s %s\n", done, len(o.Cases), cr.ID, cr.Verdict)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range o.Cases {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rig: interrupted: %w", err)
+	}
+	rep.Cases = reports
+	rep.summarize(time.Since(started))
+	return rep, nil
+}
+
+type runner struct {
+	o       Options
+	env     *engine.Env
+	secrets []verdict.Secret
+	tapDone chan struct{}
+}
+
+func (r *runner) logEvents(tap *control.Subscription) {
+	defer close(r.tapDone)
+	for {
+		e, err := tap.Next(context.Background())
+		if err != nil {
+			return
+		}
+		r.o.Out.LogEvent(e)
+	}
+}
+
+// toolRun is what one invocation of the tool produced.
+type toolRun struct {
+	stdout, stderr []byte
+	duration       time.Duration
+	hung           bool
+}
+
+// invoke runs the tool against the case and gives up on it after the budget
+// plus grace. A hung in-process tool is released when the case ends and its
+// connections close; invoke's caller waits for that.
+func (r *runner) invoke(ctx context.Context, t tool.Target) (toolRun, <-chan struct{}) {
+	tctx, cancel := context.WithTimeout(ctx, r.o.Budget+r.o.Grace)
+	stdout, stderr := &capBuffer{max: maxStdout}, &capBuffer{max: maxStderr}
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		r.o.Tool.Run(tctx, t, stdout, stderr)
+	}()
+	var tr toolRun
+	select {
+	case <-done:
+	case <-tctx.Done():
+		tr.hung = ctx.Err() == nil
+	}
+	tr.duration = time.Since(start)
+	cancel()
+	tr.stdout, tr.stderr = stdout.Bytes(), stderr.Bytes()
+	return tr, done
+}
+
+func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
+	cmd, err := run.Wrap(c.Workload())
+	if err != nil {
+		return tool.Target{}, err
+	}
+	return tool.Target{
+		Addr:          run.Addr(),
+		User:          r.env.User(),
+		Identity:      r.env.Identity(),
+		KnownHosts:    run.KnownHosts(),
+		CorrelationID: run.Spec().ID,
+		Operation:     c.Operation,
+		Command:       cmd,
+		Deadline:      r.o.Budget,
+	}, nil
+}
+
+// runCase runs one case to its verdict. Infrastructure trouble in one case
+// makes that case inconclusive; it does not stop the run.
+func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
+	start := time.Now()
+	id := r.env.NewID()
+	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment.String(), Cut: cutName(c), Disposition: c.Disposition.String(),
+		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []verdict.Violation{}}
+	cat, retry := verdict.Honest(c.Moment.Knowledge(), &verdict.Delivered{ExitCode: c.ExitCode})
+	cr.Expected = Expected{Category: cat, Retry: retry}
+	inconclusive := func(why string) CaseReport {
+		cr.Verdict, cr.Reason = verdict.Inconclusive, why
+		cr.DurationMS = time.Since(start).Milliseconds()
+		return cr
+	}
+
+	run, err := r.env.Begin(ctx, c.spec(id))
+	if err != nil {
+		return inconclusive("could not set the case up: " + err.Error())
+	}
+	t, err := r.target(run, c)
+	if err != nil {
+		run.Finish(ctx, 0)
+		return inconclusive("could not wrap the workload: " + err.Error())
+	}
+	tr, toolDone := r.invoke(ctx, t)
+	ev, err := run.Finish(ctx, r.o.Settle)
+	// The case's connections are closed now, so a hung in-process tool
+	// has returned or is about to.
+	select {
+	case <-toolDone:
+	case <-time.After(10 * time.Second):
+		cr.Reason = "the tool did not stop within 10s of its case ending"
+	}
+	if err != nil && ev == nil {
+		return inconclusive("could not finish the case: " + err.Error())
+	}
+
+	in := verdict.Input{
+		Moment:        c.Moment,
+		CorrelationID: id,
+		Operation:     c.Operation,
+		Stdout:        tr.stdout,
+		Stderr:        tr.stderr,
+		Duration:      tr.duration,
+		Budget:        r.o.Budget,
+		Hung:          tr.hung,
+		Landed:        ev.Landed,
+		NotLanded:     ev.NotLanded,
+		Attempts:      attempts(ev.Events, id),
+		Secrets:       r.secrets,
+	}
+	if c.Moment.Knowledge() == fault.ResultReceived {
+		in.Delivered = delivered(ev.Events)
+	}
+	if ev.ProbeErr != "" {
+		in.TruthErr = ev.ProbeErr
+	} else {
+		truth := ev.Truth
+		in.Truth = &truth
+	}
+	v := verdict.Judge(in)
+	if in.Delivered != nil {
+		cat, retry := verdict.Honest(c.Moment.Knowledge(), in.Delivered)
+		cr.Expected = Expected{Category: cat, Retry: retry}
+	}
+	// The report never carries key material, even when the tool printed it.
+	cr.Verdict, cr.Grade, cr.Violations = v.Status, v.Grade, v.Violations
+	cr.Reported = redactResult(v.Reported, r.secrets)
+	cr.ParseError = string(redact([]byte(v.ParseError), r.secrets))
+	if v.Reason != "" {
+		cr.Reason = v.Reason
+	}
+	cr.Truth = truthReport(ev.Truth, ev.ProbeErr == "")
+	cr.DurationMS = time.Since(start).Milliseconds()
+	cr.ToolMS = tr.duration.Milliseconds()
+	if ev.Cut != nil {
+		cr.CutLatencyUS = ev.Cut.Latency.Microseconds()
+	}
+	if r.o.Out != nil {
+		cr.Transcript = r.o.Out.WriteTranscript(c, cr, t, tr, ev, r.secrets)
+	}
+	return cr
+}
+
+func cutName(c Case) string {
+	if c.Moment == fault.None || c.Moment == fault.Refuse {
+		return ""
+	}
+	return c.Cut.String()
+}
+
+// attempts counts the exec requests carrying id's markers that reached the server.
+func attempts(events []control.Event, id string) int {
+	n := 0
+	for _, e := range events {
+		if e.Kind == control.ExecReceived && e.MarkerID == id {
+			n++
+		}
+	}
+	return n
+}
+
+// delivered is the result the server delivered before the cut, from its own events.
+func delivered(events []control.Event) *verdict.Delivered {
+	for _, e := range events {
+		if e.Kind == control.ExitSent {
+			d := &verdict.Delivered{Signal: e.Signal}
+			if e.ExitCode != nil {
+				d.ExitCode = *e.ExitCode
+			}
+			return d
+		}
+	}
+	return nil
+}
+
+// preflight proves the chain is invocable before any case runs.
+func (r *runner) preflight(ctx context.Context) Preflight {
+	c := Case{ID: "preflight", Moment: fault.None, Disposition: fault.Survive, Operation: DefaultOperation}
+	cr := r.runCase(ctx, c)
+	p := Preflight{Case: &cr}
+	switch {
+	case cr.ParseError != "":
+		p.Error = "the tool's result does not parse: " + cr.ParseError
+	case cr.Reported == nil && cr.Reason != "":
+		p.Error = cr.Reason
+	case cr.Reported == nil:
+		p.Error = "the tool printed no result"
+	case cr.Reported.Category != result.Succeeded:
+		p.Error = fmt.Sprintf("the tool reported %s/%s on a case with no fault: %s", cr.Reported.Category, cr.Reported.Retry, cr.Reported.Message)
+	case cr.Truth == nil || cr.Truth.Starts != 1 || cr.Truth.Completes != 1:
+		p.Error = "the ledger does not show exactly one start and one complete for the preflight's id"
+		if cr.Truth != nil {
+			p.Error += fmt.Sprintf(" (starts %d, completes %d)", cr.Truth.Starts, cr.Truth.Completes)
+		}
+	}
+	return p
+}
+
+func truthReport(t reconcile.Truth, established bool) *TruthReport {
+	if !established {
+		return nil
+	}
+	return &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
+}
+
+// capBuffer keeps at most max bytes and counts the rest.
+type capBuffer struct {
+	mu      sync.Mutex
+	max     int
+	b       []byte
+	dropped int64
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.max - len(c.b)
+	if room > len(p) {
+		room = len(p)
+	}
+	if room > 0 {
+		c.b = append(c.b, p[:room]...)
+	}
+	c.dropped += int64(len(p) - max(room, 0))
+	return len(p), nil
+}
+
+func (c *capBuffer) Bytes() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.b...)
+}
