@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,7 +247,10 @@ func TestRunDirHasNoKeyMaterial(t *testing.T) {
 	}
 	leaker, _ := tools.Lookup("mutant:leaks-identity")
 	var keyLines []string
+	var mu sync.Mutex
 	spy := spyTool{inner: leaker, saw: func(t tool.Target) {
+		mu.Lock()
+		defer mu.Unlock()
 		b, _ := os.ReadFile(t.Identity)
 		for _, l := range strings.Split(string(b), "\n") {
 			if len(l) >= 40 && !strings.HasPrefix(l, "-----") {
