@@ -82,13 +82,16 @@ const (
 
 // Request is a message from the rig to the server.
 type Request struct {
-	ID   uint64   `json:"id"`
-	Op   Op       `json:"op"`
-	Case string   `json:"case,omitempty"`
-	Arm  *Arm     `json:"arm,omitempty"`
-	Seq  uint64   `json:"seq,omitempty"`
-	User string   `json:"user,omitempty"`
-	Keys []string `json:"keys,omitempty"` // authorized_keys lines
+	ID   uint64 `json:"id"`
+	Op   Op     `json:"op"`
+	Case string `json:"case,omitempty"`
+	Arm  *Arm   `json:"arm,omitempty"`
+	Seq  uint64 `json:"seq,omitempty"`
+	User string `json:"user,omitempty"`
+	// Probe marks a case as the rig's own probe connection: it may read the
+	// ledger through the LedgerSubsystem.
+	Probe bool     `json:"probe,omitempty"`
+	Keys  []string `json:"keys,omitempty"` // authorized_keys lines
 }
 
 // Reply answers the request with the same ID.
@@ -96,6 +99,11 @@ type Reply struct {
 	ID    uint64 `json:"id"`
 	Error string `json:"error,omitempty"`
 }
+
+// LedgerSubsystem is the SSH subsystem through which the rig's probe reads
+// the ledger: a fresh session that streams the file, with no process spawned
+// (process creation dominates a probe's cost otherwise).
+const LedgerSubsystem = "sshrig-ledger@sshrig"
 
 // Ready describes the server once the rig has authenticated.
 type Ready struct {

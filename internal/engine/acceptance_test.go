@@ -367,6 +367,9 @@ func BenchmarkCase(b *testing.B) {
 			b.Fatalf("finish: %v %s", err, ev.NotLanded)
 		}
 		latencies = append(latencies, ev.Cut.Latency)
+		// Everything but the command's own run: set-up, the tool's
+		// connection, the cut and release, settling, the truth probe and
+		// teardown.
 		overheads = append(overheads, time.Since(start)-commandTime(ev.Events))
 	}
 	report(b, "handshake", handshakes)

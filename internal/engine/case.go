@@ -53,14 +53,14 @@ func (s Spec) Validate() error {
 type Run struct {
 	env        *Env
 	spec       Spec
-	sub        *control.Subscription
 	cutter     *cutter.Cutter
 	refused    *cutter.Refused
 	addr       string
 	knownHosts string
 	ctx        context.Context
 	cancel     context.CancelFunc
-	watchDone  chan struct{}
+	watchDone  chan struct{} // closed when the case ended or was abandoned
+	watchOnce  sync.Once
 	cuts       sync.WaitGroup
 	closeOnce  sync.Once
 
@@ -109,9 +109,14 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	r := &Run{env: e, spec: spec, watchDone: make(chan struct{}), cutDone: make(chan struct{}),
 		changed: make(chan struct{}, 1), lost: map[int]chan struct{}{}}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.sub = e.ctl.Subscribe(spec.ID)
+	// Registered before the server knows the case, so no event is missed.
 	e.runsMu.Lock()
-	e.runs[r] = true
+	if e.runs[spec.ID] != nil {
+		e.runsMu.Unlock()
+		r.cancel()
+		return nil, fmt.Errorf("engine: case %s is already running", spec.ID)
+	}
+	e.runs[spec.ID] = r
 	e.runsMu.Unlock()
 	req := control.Request{Op: control.OpSetupCase, Case: spec.ID}
 	if spec.Moment != fault.None && spec.Moment != fault.Refuse {
@@ -120,7 +125,6 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		req.Arm = &control.Arm{Disposition: spec.Disposition}
 	}
 	if err := e.ctl.Do(ctx, req); err != nil {
-		go r.watch()
 		r.closeLocal()
 		return nil, err
 	}
@@ -135,7 +139,6 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	if err == nil {
 		err = r.writeKnownHosts()
 	}
-	go r.watch()
 	if err != nil {
 		r.abort()
 		return nil, fmt.Errorf("engine: case %s: %w", spec.ID, err)
@@ -173,42 +176,32 @@ func (r *Run) ClientConfig() *gossh.ClientConfig {
 	}
 }
 
-// watch records the case's events and cuts when the server holds.
-func (r *Run) watch() {
-	defer close(r.watchDone)
-	for {
-		ev, err := r.sub.Next(r.ctx)
-		if err != nil {
-			return
-		}
-		r.mu.Lock()
-		r.events = append(r.events, ev)
-		if ev.Kind == control.TransportLost {
-			if ch := r.lostChLocked(ev.Conn); ch != closedCh {
-				close(ch)
-				r.lost[ev.Conn] = closedCh
-			}
-		}
-		if ev.Kind == control.CaseEnded {
-			r.ended = true
-		}
-		r.mu.Unlock()
-		select {
-		case r.changed <- struct{}{}:
-		default:
-		}
-		if ev.Kind == control.MomentReached && ev.Hold {
-			r.cuts.Add(1)
-			go func() {
-				defer r.cuts.Done()
-				r.cutAt(ev)
-			}()
-		}
-		if ev.Kind == control.CaseEnded {
-			return
+// handle records one of the case's events (the Env's dispatcher calls it, in
+// order) and starts the cut when the server holds.
+func (r *Run) handle(ev control.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	if ev.Kind == control.TransportLost {
+		if ch := r.lostChLocked(ev.Conn); ch != closedCh {
+			close(ch)
+			r.lost[ev.Conn] = closedCh
 		}
 	}
+	r.mu.Unlock()
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+	if ev.Kind == control.MomentReached && ev.Hold {
+		r.cuts.Add(1)
+		go r.cutAt(ev)
+	}
+	if ev.Kind == control.CaseEnded {
+		r.stopWatching()
+	}
 }
+
+func (r *Run) stopWatching() { r.watchOnce.Do(func() { close(r.watchDone) }) }
 
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
@@ -224,6 +217,7 @@ func (r *Run) lostChLocked(conn int) chan struct{} {
 // cutAt cuts the held connection once the server's bytes reached the client,
 // waits for the server to see the transport drop where it can, and releases.
 func (r *Run) cutAt(ev control.Event) {
+	defer r.cuts.Done()
 	rec := &CutRecord{Moment: ev.Moment, Kind: r.spec.Cut, Conn: ev.Conn, HoldSeq: ev.Seq, EventTime: ev.Time, Sent: ev.Sent}
 	ctx, cancel := context.WithTimeout(r.ctx, r.env.opts.FlushTimeout)
 	var err error
@@ -327,7 +321,7 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	r.env.probeMu.Lock()
 	probe := r.env.probe
 	r.env.probeMu.Unlock()
-	ledger, err := reconcile.ReadLedger(ctx, probe, r.env.ready.Ledger)
+	ledger, err := reconcile.ReadLedgerSubsystem(ctx, probe, control.LedgerSubsystem)
 	if err != nil {
 		ev.ProbeErr = err.Error()
 	}
@@ -412,12 +406,13 @@ func (r *Run) closeLocal() {
 
 func (r *Run) closeLocalOnce() {
 	r.env.runsMu.Lock()
-	delete(r.env.runs, r)
+	if r.env.runs[r.spec.ID] == r {
+		delete(r.env.runs, r.spec.ID)
+	}
 	r.env.runsMu.Unlock()
+	r.stopWatching()
 	r.cancel()
-	<-r.watchDone
 	r.cuts.Wait()
-	r.sub.Close()
 	if r.cutter != nil {
 		r.cutter.Close()
 	}

@@ -50,7 +50,9 @@ type Env struct {
 	nextID   atomic.Uint64
 	runTag   string
 	runsMu   sync.Mutex
-	runs     map[*Run]bool // begun and not yet finished
+	runs     map[string]*Run // begun and not yet finished, by case id
+	tap      *control.Subscription
+	tapDone  chan struct{}
 	closeErr error
 	closed   sync.Once
 }
@@ -69,7 +71,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if opts.LossTimeout == 0 {
 		opts.LossTimeout = 5 * time.Second
 	}
-	e := &Env{opts: opts, runTag: randomHex(4), runs: map[*Run]bool{}}
+	e := &Env{opts: opts, runTag: randomHex(4), runs: map[string]*Run{}}
 	defer func() {
 		if err != nil {
 			e.Close()
@@ -87,6 +89,9 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 		return nil, err
 	}
 	e.ready = e.ctl.Ready()
+	e.tap = e.ctl.Tap()
+	e.tapDone = make(chan struct{})
+	go e.dispatch()
 	if e.hostKey, _, _, _, err = gossh.ParseAuthorizedKey([]byte(e.ready.HostKey)); err != nil {
 		return nil, fmt.Errorf("engine: server host key: %w", err)
 	}
@@ -119,7 +124,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	// The probe has a case of its own, so its sessions are never mistaken
 	// for a tool's, and it reaches the server directly, not through a cutter.
 	e.probeID = "rig-probe-" + e.runTag
-	if err := e.ctl.Do(ctx, control.Request{Op: control.OpSetupCase, Case: e.probeID}); err != nil {
+	if err := e.ctl.Do(ctx, control.Request{Op: control.OpSetupCase, Case: e.probeID, Probe: true}); err != nil {
 		return nil, err
 	}
 	if e.probe, err = e.dialDirect(ctx, e.probeID, probeSigner); err != nil {
@@ -167,6 +172,24 @@ func (e *Env) dialDirect(ctx context.Context, caseID string, signer gossh.Signer
 	return gossh.NewClient(c, chans, reqs), nil
 }
 
+// dispatch hands every event to the run of its case, in server order. One
+// goroutine for all runs: a run has no goroutine of its own until it cuts.
+func (e *Env) dispatch() {
+	defer close(e.tapDone)
+	for {
+		ev, err := e.tap.Next(context.Background())
+		if err != nil {
+			return
+		}
+		e.runsMu.Lock()
+		r := e.runs[ev.Case]
+		e.runsMu.Unlock()
+		if r != nil {
+			r.handle(ev)
+		}
+	}
+}
+
 // Control is the control connection, for callers that want every event.
 func (e *Env) Control() *control.Client { return e.ctl }
 
@@ -208,7 +231,7 @@ func (e *Env) Close() error {
 		// Runs nobody finished still own cutters and goroutines.
 		e.runsMu.Lock()
 		open := make([]*Run, 0, len(e.runs))
-		for r := range e.runs {
+		for _, r := range e.runs {
 			open = append(open, r)
 		}
 		e.runsMu.Unlock()
@@ -217,6 +240,10 @@ func (e *Env) Close() error {
 		}
 		if e.probe != nil {
 			e.probe.Close()
+		}
+		if e.tap != nil {
+			e.tap.Close()
+			<-e.tapDone
 		}
 		if e.ctl != nil {
 			e.ctl.Close()

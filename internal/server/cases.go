@@ -12,6 +12,7 @@ import (
 type caseState struct {
 	id    string
 	arm   control.Arm
+	probe bool        // the rig's probe: may use the ledger subsystem
 	fired atomic.Bool // the armed moment was reached once; later ones pass
 
 	endOnce sync.Once
@@ -24,10 +25,11 @@ type caseState struct {
 	nextSession int
 }
 
-func newCase(id string, arm control.Arm) *caseState {
+func newCase(id string, arm control.Arm, probe bool) *caseState {
 	return &caseState{
 		id:    id,
 		arm:   arm,
+		probe: probe,
 		ended: make(chan struct{}),
 		work:  newTracker(),
 		conns: map[int]*tconn{},

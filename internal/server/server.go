@@ -119,6 +119,13 @@ func New(cfg Config) (*Server, error) {
 		s.scratch = abs
 	}
 	s.ledger = filepath.Join(s.scratch, LedgerName)
+	// The ledger exists from the start, so reading it never needs a test
+	// for its existence (one process fewer per probe).
+	if f, err := os.OpenFile(s.ledger, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		return nil, fmt.Errorf("server: ledger: %w", err)
+	} else {
+		f.Close()
+	}
 	path := cfg.Path
 	if path == "" {
 		path = os.Getenv("PATH")
@@ -151,7 +158,7 @@ func New(cfg Config) (*Server, error) {
 		PtyCallback:            func(gliderssh.Context, gliderssh.Pty) bool { return false },
 		ChannelHandlers:        map[string]gliderssh.ChannelHandler{"session": s.handleChannel},
 		RequestHandlers:        map[string]gliderssh.RequestHandler{},
-		SubsystemHandlers:      map[string]gliderssh.SubsystemHandler{},
+		SubsystemHandlers:      map[string]gliderssh.SubsystemHandler{control.LedgerSubsystem: s.serveLedger},
 	}
 	s.ctl = control.NewServer(cfg.Control, cfg.Token, control.Ready{
 		PID:     os.Getpid(),
@@ -382,6 +389,6 @@ func (s *Server) setupCase(req control.Request) error {
 	if _, ok := s.cases[req.Case]; ok {
 		return fmt.Errorf("case %q already set up", req.Case)
 	}
-	s.cases[req.Case] = newCase(req.Case, arm)
+	s.cases[req.Case] = newCase(req.Case, arm, req.Probe)
 	return nil
 }
