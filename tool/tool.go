@@ -2,9 +2,11 @@ package tool
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -72,4 +74,40 @@ func (t Target) Environ() []string {
 type Tool interface {
 	Name() string
 	Run(ctx context.Context, t Target, stdout, stderr io.Writer)
+}
+
+// FromEnv reads a Target from the SSHRIG_* variables (the inverse of
+// Environ), for tools the rig runs as external programs. getenv is usually
+// os.Getenv. Every variable is required; the error names the missing or bad ones.
+func FromEnv(getenv func(string) string) (Target, error) {
+	var missing []string
+	get := func(name string) string {
+		v := getenv(name)
+		if v == "" {
+			missing = append(missing, name)
+		}
+		return v
+	}
+	t := Target{
+		Addr:          get("SSHRIG_ADDR"),
+		User:          get("SSHRIG_USER"),
+		Identity:      get("SSHRIG_IDENTITY"),
+		KnownHosts:    get("SSHRIG_KNOWN_HOSTS"),
+		CorrelationID: get("SSHRIG_CORRELATION_ID"),
+		Operation:     get("SSHRIG_OPERATION"),
+		Command:       get("SSHRIG_COMMAND"),
+	}
+	ms := get("SSHRIG_DEADLINE_MS")
+	if len(missing) > 0 {
+		return t, fmt.Errorf("tool: missing %s", strings.Join(missing, ", "))
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || n <= 0 {
+		return t, fmt.Errorf("tool: SSHRIG_DEADLINE_MS=%q is not a positive number of milliseconds", ms)
+	}
+	t.Deadline = time.Duration(n) * time.Millisecond
+	if _, _, err := net.SplitHostPort(t.Addr); err != nil {
+		return t, fmt.Errorf("tool: SSHRIG_ADDR=%q: %v", t.Addr, err)
+	}
+	return t, nil
 }

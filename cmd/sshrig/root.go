@@ -73,6 +73,6 @@ Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or input,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCmd(), newCasesCmd(), newToolsCmd(), newServeCmd())
+	root.AddCommand(newRunCmd(), newCasesCmd(), newToolsCmd(), newExecCmd(), newServeCmd())
 	return root
 }
