@@ -402,3 +402,54 @@ func report(b *testing.B, name string, ds []time.Duration) {
 	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, name+"-p50-ms")
 	b.ReportMetric(float64(ds[len(ds)*99/100].Microseconds())/1000, name+"-p99-ms")
 }
+
+// tamperLauncher serves the embedded server but reports a different ledger
+// out of band, as a container whose file disagrees with what SSH returned.
+type tamperLauncher struct{ InProcess }
+
+func (l tamperLauncher) Launch(ctx context.Context, token []byte) (*Endpoint, error) {
+	ep, err := l.InProcess.Launch(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	read := ep.ReadLedger
+	ep.ReadLedger = func(ctx context.Context) ([]byte, error) {
+		b, err := read(ctx)
+		// Drop every complete marker.
+		var kept []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if !strings.Contains(line, " complete ") && line != "" {
+				kept = append(kept, line)
+			}
+		}
+		return []byte(strings.Join(kept, "\n") + "\n"), err
+	}
+	return ep, nil
+}
+
+func TestOutOfBandLedgerMustAgree(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		launcher Launcher
+		agree    bool
+	}{
+		{"embedded reads its ledger twice", InProcess{}, true},
+		{"a reading that differs", tamperLauncher{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := startEnv(t, Options{Launcher: tc.launcher})
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, ev := runCase(t, ctx, env, matrixCase{fault.None, fault.Reset, fault.Survive})
+			if ev.OutOfBand == nil {
+				t.Fatal("no out-of-band reading")
+			}
+			if ev.Truth.Agree() != tc.agree {
+				t.Fatalf("agree=%v (%q), want %v", ev.Truth.Agree(), ev.Truth.Disagreement, tc.agree)
+			}
+			if !tc.agree && !strings.Contains(ev.Truth.Disagreement, "out of band") {
+				t.Fatalf("disagreement %q does not say which readings differ", ev.Truth.Disagreement)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -302,6 +303,9 @@ type Evidence struct {
 	Truth   reconcile.Truth `json:"truth"`
 	// Ledger is the whole ledger as read over SSH at the end of the case.
 	Ledger *markers.Ledger `json:"-"`
+	// OutOfBand is the ledger as read around SSH (from the container), when
+	// the target can.
+	OutOfBand *markers.Ledger `json:"-"`
 	// ProbeErr is set when the ledger could not be read.
 	ProbeErr string `json:"probe_error,omitempty"`
 }
@@ -326,6 +330,13 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 		ev.ProbeErr = err.Error()
 	}
 	ev.Ledger = ledger
+	if read := r.env.ep.ReadLedger; read != nil && ledger != nil {
+		if raw, err := read(ctx); err != nil {
+			ev.ProbeErr = "out-of-band ledger read: " + err.Error()
+		} else {
+			ev.OutOfBand = markers.ParseBytes(raw)
+		}
+	}
 
 	// Our own cuts must be finished before the case ends (a release of a
 	// hold that the teardown ended would be an error).
@@ -336,6 +347,11 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	ev.Cut = r.cut
 	r.mu.Unlock()
 	ev.Truth = reconcile.Derive(r.spec.ID, ledger, Processes(ev.Events, r.spec.ID))
+	if ev.OutOfBand != nil {
+		if diff := compareLedgers(r.spec.ID, ledger, ev.OutOfBand); diff != "" {
+			ev.Truth.Disagreement = joinReasons(ev.Truth.Disagreement, diff)
+		}
+	}
 	ev.Landed, ev.NotLanded = r.judgeLanding(ev)
 	return ev, endErr
 }
@@ -501,4 +517,29 @@ func (r *Run) DialTool(ctx context.Context, timeout time.Duration) (*gossh.Clien
 	}
 	conn.SetDeadline(time.Time{})
 	return gossh.NewClient(c, chans, reqs), nil
+}
+
+// compareLedgers says how two readings of the ledger differ for id, or "".
+func compareLedgers(id string, overSSH, outOfBand *markers.Ledger) string {
+	lines := func(l *markers.Ledger) []string {
+		var out []string
+		for _, e := range l.Entries {
+			if e.ID == id {
+				out = append(out, e.String())
+			}
+		}
+		return out
+	}
+	a, b := lines(overSSH), lines(outOfBand)
+	if strings.Join(a, "\n") == strings.Join(b, "\n") {
+		return ""
+	}
+	return fmt.Sprintf("the ledger read over SSH has %d marker(s) for this id %q, read out of band %d %q", len(a), a, len(b), b)
+}
+
+func joinReasons(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

@@ -29,6 +29,13 @@ type Endpoint struct {
 	Stop func() error
 	// Logs returns the server's last log lines, for reports; may be nil.
 	Logs func() string
+	// ReadLedger, when set, reads the ledger out of band (not over SSH),
+	// e.g. by copying it out of a container: a second, independent reading
+	// that must agree with the one over SSH.
+	ReadLedger func(ctx context.Context) ([]byte, error)
+	// Alive, when set, reports whether the server is still running, and if
+	// not, why (a container that died).
+	Alive func(ctx context.Context) (bool, string)
 }
 
 // Launcher starts a server that authenticates the rig with token.
@@ -66,6 +73,8 @@ func (l InProcess) Launch(ctx context.Context, token []byte) (*Endpoint, error) 
 		ControlAddr: ctlLn.Addr().String(),
 		Where:       "embedded, in this process, scratch " + srv.Scratch(),
 		Stop:        srv.Close,
+		// The ledger is a local file: read it directly as well.
+		ReadLedger: func(context.Context) ([]byte, error) { return os.ReadFile(srv.Ledger()) },
 	}, nil
 }
 
