@@ -7,6 +7,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/tool"
 )
 
 // Case is one row of the matrix.
@@ -56,9 +57,10 @@ func (c Case) spec(id string) engine.Spec {
 	return engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: n}
 }
 
-// DefaultMatrix is every moment x {reset, close, blackhole} x the
-// dispositions that matter there, with exit codes 0 and non-zero where the
-// caller receives a result.
+// DefaultMatrix is every moment x {reset, close, blackhole, kill-helper} x
+// the dispositions that matter there, with exit codes 0 and non-zero where
+// the caller receives a result. Kill-helper cases apply only to tools that
+// run as separate programs.
 func DefaultMatrix() []Case {
 	var cases []Case
 	add := func(c Case) {
@@ -80,7 +82,7 @@ func DefaultMatrix() []Case {
 			}
 			continue
 		}
-		for _, cut := range fault.TransportCuts() {
+		for _, cut := range fault.Cuts() {
 			if m.Knowledge() == fault.ResultReceived {
 				for _, code := range []int{0, 3} {
 					add(Case{ID: fmt.Sprintf("%s.%s.exit%d", m, cut, code), Moment: m, Cut: cut, Disposition: fault.Survive, ExitCode: code})
@@ -142,4 +144,14 @@ func SplitGlobs(s string) []string {
 		}
 	}
 	return out
+}
+
+// Applies reports whether case c can run against t, and if not, why.
+func Applies(c Case, t tool.Tool) (bool, string) {
+	if c.Cut == fault.KillHelper && c.Moment != fault.None && c.Moment != fault.Refuse {
+		if _, ok := t.(tool.Process); !ok {
+			return false, "kill-helper kills the local process that owns the tool's socket (e.g. the ssh child of a wrapper); " + t.Name() + " runs inside the rig's own process"
+		}
+	}
+	return true, ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -93,7 +94,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("rig: start server: %w", err)
 	}
 	defer env.Close()
-	secrets, err := secretsOf(env.Identity())
+	secrets, err := identitySecrets(env.Identity())
 	if err != nil {
 		return nil, fmt.Errorf("rig: %w", err)
 	}
@@ -176,31 +177,43 @@ func (r *runner) logEvents(tap *control.Subscription) {
 // toolRun is what one invocation of the tool produced.
 type toolRun struct {
 	stdout, stderr []byte
+	stdoutBytes    int64 // all the tool printed on stdout
 	duration       time.Duration
 	hung           bool
+	exit           *tool.ProcessExit // for tools that run as programs
 }
 
 // invoke runs the tool against the case and gives up on it after the budget
 // plus grace. A hung in-process tool is released when the case ends and its
 // connections close; invoke's caller waits for that.
-func (r *runner) invoke(ctx context.Context, t tool.Target) (toolRun, <-chan struct{}) {
+func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (toolRun, <-chan struct{}) {
 	tctx, cancel := context.WithTimeout(ctx, r.o.Budget+r.o.Grace)
 	stdout, stderr := &capBuffer{max: maxStdout}, &capBuffer{max: maxStderr}
 	done := make(chan struct{})
 	start := time.Now()
+	var tr toolRun
 	go func() {
 		defer close(done)
+		if p, ok := r.o.Tool.(tool.Process); ok {
+			exit := p.RunProcess(tctx, t, stdout, stderr, run.SetToolPID)
+			tr.exit = &exit
+			return
+		}
 		r.o.Tool.Run(tctx, t, stdout, stderr)
 	}()
-	var tr toolRun
 	select {
 	case <-done:
 	case <-tctx.Done():
 		tr.hung = ctx.Err() == nil
+		if _, ok := r.o.Tool.(tool.Process); ok {
+			// Its process group is being killed; the exit is on its way.
+			<-done
+		}
 	}
 	tr.duration = time.Since(start)
 	cancel()
 	tr.stdout, tr.stderr = stdout.Bytes(), stderr.Bytes()
+	tr.stdoutBytes = stdout.Total()
 	return tr, done
 }
 
@@ -228,10 +241,15 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	id := r.env.NewID()
 	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment.String(), Cut: cutName(c), Disposition: c.Disposition.String(),
 		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []verdict.Violation{}}
-	cat, retry := verdict.Honest(c.Moment.Knowledge(), &verdict.Delivered{ExitCode: c.ExitCode})
+	knowledge := fault.KnowledgeAt(c.Moment, c.Cut)
+	cat, retry := verdict.Honest(knowledge, &verdict.Delivered{ExitCode: c.ExitCode})
 	cr.Expected = Expected{Category: cat, Retry: retry}
+	if ok, why := Applies(c, r.o.Tool); !ok {
+		cr.Verdict, cr.Reason = verdict.Skipped, why
+		return cr
+	}
 	inconclusive := func(why string) CaseReport {
-		cr.Verdict, cr.Reason = verdict.Inconclusive, why
+		cr.Verdict, cr.Reason = verdict.Inconclusive, why+r.serverGone(ctx)
 		cr.DurationMS = time.Since(start).Milliseconds()
 		return cr
 	}
@@ -245,7 +263,11 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		run.Finish(ctx, 0)
 		return inconclusive("could not wrap the workload: " + err.Error())
 	}
-	tr, toolDone := r.invoke(ctx, t)
+	tr, toolDone := r.invoke(ctx, run, t)
+	if tr.exit != nil && tr.exit.StartErr != "" {
+		run.Finish(ctx, 0)
+		return inconclusive("could not start the tool: " + tr.exit.StartErr)
+	}
 	ev, err := run.Finish(ctx, r.o.Settle)
 	// The case's connections are closed now, so a hung in-process tool
 	// has returned or is about to.
@@ -257,12 +279,19 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	if err != nil && ev == nil {
 		return inconclusive("could not finish the case: " + err.Error())
 	}
+	if ev.Cut != nil && ev.Cut.NoHelper {
+		cr.Verdict, cr.Reason = verdict.Skipped, "kill-helper needs a helper process that owns the tool's SSH socket (such as the ssh child of a wrapper); this tool holds its socket itself"
+		cr.DurationMS = time.Since(start).Milliseconds()
+		return cr
+	}
 
 	in := verdict.Input{
 		Moment:        c.Moment,
+		Cut:           c.Cut,
 		CorrelationID: id,
 		Operation:     c.Operation,
 		Stdout:        tr.stdout,
+		StdoutBytes:   tr.stdoutBytes,
 		Stderr:        tr.stderr,
 		Duration:      tr.duration,
 		Budget:        r.o.Budget,
@@ -272,8 +301,11 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		Attempts:      attempts(ev.Events, id),
 		Secrets:       r.secrets,
 	}
-	if c.Moment.Knowledge() == fault.ResultReceived {
+	if knowledge == fault.ResultReceived {
 		in.Delivered = delivered(ev.Events)
+	}
+	if tr.exit != nil {
+		in.LeftRunning = tr.exit.LeftRunning
 	}
 	if ev.ProbeErr != "" {
 		in.TruthErr = ev.ProbeErr
@@ -283,7 +315,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	}
 	v := verdict.Judge(in)
 	if in.Delivered != nil {
-		cat, retry := verdict.Honest(c.Moment.Knowledge(), in.Delivered)
+		cat, retry := verdict.Honest(knowledge, in.Delivered)
 		cr.Expected = Expected{Category: cat, Retry: retry}
 	}
 	// The report never carries key material, even when the tool printed it.
@@ -310,6 +342,28 @@ func cutName(c Case) string {
 		return ""
 	}
 	return c.Cut.String()
+}
+
+// serverGone explains, when the server is no longer running (a container
+// that died), why, with its last log lines; otherwise "".
+func (r *runner) serverGone(ctx context.Context) string {
+	ep := r.env.Endpoint()
+	if ep.Alive == nil {
+		return ""
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	alive, why := ep.Alive(actx)
+	if alive {
+		return ""
+	}
+	msg := "; the server is gone: " + why
+	if ep.Logs != nil {
+		if logs := strings.TrimSpace(ep.Logs()); logs != "" {
+			msg += "; its last log lines:\n" + logs
+		}
+	}
+	return msg
 }
 
 // attempts counts the exec requests carrying id's markers that reached the server.
@@ -387,6 +441,13 @@ func (c *capBuffer) Write(p []byte) (int, error) {
 	}
 	c.dropped += int64(len(p) - max(room, 0))
 	return len(p), nil
+}
+
+// Total is how many bytes were written, kept or not.
+func (c *capBuffer) Total() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return int64(len(c.b)) + c.dropped
 }
 
 func (c *capBuffer) Bytes() []byte {

@@ -69,6 +69,7 @@ type transcript struct {
 	Stderr     string              `json:"stderr"`
 	ToolMS     int64               `json:"tool_ms"`
 	Hung       bool                `json:"hung"`
+	Exit       *tool.ProcessExit   `json:"exit,omitempty"` // how the tool\'s program ended
 	Cut        *engine.CutRecord   `json:"cut,omitempty"`
 	Landed     bool                `json:"landed"`
 	NotLanded  string              `json:"not_landed,omitempty"`
@@ -101,6 +102,7 @@ func (d *RunDir) WriteTranscript(c Case, cr CaseReport, t tool.Target, tr toolRu
 		Stderr:     string(redact(tr.stderr, secrets)),
 		ToolMS:     tr.duration.Milliseconds(),
 		Hung:       tr.hung,
+		Exit:       tr.exit,
 		Cut:        ev.Cut,
 		Landed:     ev.Landed,
 		NotLanded:  ev.NotLanded,

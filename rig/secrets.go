@@ -54,6 +54,16 @@ func secretsOf(identityFile string) ([]verdict.Secret, error) {
 	return secrets, nil
 }
 
+// identitySecrets adds the identity file's path: on stdout, where the agent
+// reads it, a path to a readable key exposes the key.
+func identitySecrets(identityFile string) ([]verdict.Secret, error) {
+	s, err := secretsOf(identityFile)
+	if err != nil {
+		return nil, err
+	}
+	return append(s, verdict.Secret{Name: "identity file's path", Data: []byte(identityFile), ResultOnly: true}), nil
+}
+
 // redact replaces every secret in b, so reports and transcripts never carry
 // key material even when a tool printed it.
 func redact(b []byte, secrets []verdict.Secret) []byte {

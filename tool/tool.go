@@ -111,3 +111,26 @@ func FromEnv(getenv func(string) string) (Target, error) {
 	}
 	return t, nil
 }
+
+// Process is implemented by tools that run as a separate program, so that the
+// rig can record how the program ended and what it left behind.
+type Process interface {
+	Tool
+	// RunProcess runs the program once; started, when not nil, is called
+	// with the program's pid as soon as it runs.
+	RunProcess(ctx context.Context, t Target, stdout, stderr io.Writer, started func(pid int)) ProcessExit
+}
+
+// ProcessExit is how a tool's program ended.
+type ProcessExit struct {
+	PID      int    `json:"pid"`
+	ExitCode int    `json:"exit_code"`        // -1 when killed by a signal or never started
+	Signal   string `json:"signal,omitempty"` // set when a signal ended it
+	// Killed: the rig killed its process group because ctx ended (a hang).
+	Killed bool `json:"killed,omitempty"`
+	// LeftRunning lists processes of the tool's process group still alive
+	// after the program exited, or holding its output open; the rig killed them.
+	LeftRunning []int `json:"left_running,omitempty"`
+	// StartErr is set when the program could not be started.
+	StartErr string `json:"start_error,omitempty"`
+}

@@ -13,7 +13,14 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// testMainEnv makes this test binary behave as sshrig itself, so tests can
+// run sshrig as a separate program (e.g. as an external tool: exec:sshrig exec).
+const testMainEnv = "SSHRIG_TEST_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(testMainEnv) == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
 	testscript.Main(m, map[string]func(){
 		"sshrig": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
 	})

@@ -52,7 +52,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.tool, "tool", "reference", "tool under test: a built-in tool (see 'sshrig tools')")
+	fl.StringVar(&f.tool, "tool", "reference", "tool under test: a built-in tool (see 'sshrig tools') or 'exec:COMMAND ARGS…' (docs/tool-contract.md)")
 	fl.StringVar(&f.cases, "cases", "", "comma-separated globs over case ids and aliases (default: every case; see 'sshrig cases')")
 	fl.IntVar(&f.parallel, "parallel", 2, "cases run at once")
 	fl.StringVar(&f.out, "out", "", "run directory (default: a new dated directory under ./sshrig-runs/)")
@@ -66,10 +66,13 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 
 func lookupTool(name string) (tool.Tool, error) {
 	t, err := tools.Lookup(name)
-	if errors.Is(err, tools.ErrUnknownTool) {
-		return nil, usageError("unknown tool %q; built-in tools: %s", name, strings.Join(tools.Names(), ", "))
+	switch {
+	case errors.Is(err, tools.ErrUnknownTool):
+		return nil, usageError("unknown tool %q; built-in tools: %s; or an external program as 'exec:COMMAND ARGS…'", name, strings.Join(tools.Names(), ", "))
+	case err != nil:
+		return nil, usageError("--tool: %v", err)
 	}
-	return t, err
+	return t, nil
 }
 
 func runRun(cmd *cobra.Command, f runFlags) error {
@@ -96,6 +99,17 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	if len(cases) == 0 {
 		return usageError("no cases selected")
+	}
+	applicable, why := 0, ""
+	for _, c := range cases {
+		if ok, reason := rig.Applies(c, t); ok {
+			applicable++
+		} else {
+			why = reason
+		}
+	}
+	if applicable == 0 {
+		return usageError("none of the %d selected cases can run against %s: %s", len(cases), t.Name(), why)
 	}
 
 	dirPath := f.out

@@ -100,11 +100,6 @@ type Reply struct {
 	Error string `json:"error,omitempty"`
 }
 
-// LedgerSubsystem is the SSH subsystem through which the rig's probe reads
-// the ledger: a fresh session that streams the file, with no process spawned
-// (process creation dominates a probe's cost otherwise).
-const LedgerSubsystem = "sshrig-ledger@sshrig"
-
 // Ready describes the server once the rig has authenticated.
 type Ready struct {
 	Version int    `json:"version"`

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -132,6 +133,8 @@ func (cn *conn) stats() ConnStats {
 		ToServer: cn.toServer,
 		ToClient: cn.toClient,
 		State:    cn.stateLocked(),
+		Client:   addrPort(cn.client.RemoteAddr()),
+		Listener: addrPort(cn.client.LocalAddr()),
 	}
 	if cn.err != nil {
 		s.Err = cn.err.Error()
@@ -421,4 +424,11 @@ func (cn *conn) shutdown() error {
 	}
 	cn.notifyLocked()
 	return errors.Join(errs...)
+}
+
+func addrPort(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.AddrPort()
+	}
+	return netip.AddrPort{}
 }

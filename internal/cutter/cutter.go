@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -117,6 +118,9 @@ type ConnStats struct {
 	// its sockets are gone.
 	State string
 	Err   string // why a closed connection closed, if not a clean end or the cutter's Close
+	// Client is the tool's end of the connection; Listener the cutter's.
+	// Together they identify the tool's socket (kill-helper finds its owner).
+	Client, Listener netip.AddrPort
 }
 
 // Listen starts a cutter on 127.0.0.1 with a kernel-chosen port, forwarding
@@ -318,4 +322,36 @@ func (c *Cutter) Close() error {
 		c.closeErr = errors.Join(errs...)
 	})
 	return c.closeErr
+}
+
+// WaitDelivered waits until at least n server->client bytes of connection
+// conn were written to the client socket, and returns the connection's
+// stats. It is the flush rule without a socket cut, for a cut that happens
+// elsewhere (killing the tool's helper process).
+func (c *Cutter) WaitDelivered(ctx context.Context, conn int, n int64) (ConnStats, error) {
+	cn, err := c.lookup(conn)
+	if err != nil {
+		return ConnStats{}, err
+	}
+	cn.mu.Lock()
+	for cn.toClient < n {
+		if cn.s2cEnded || cn.state == stClosed {
+			got := cn.toClient
+			cn.mu.Unlock()
+			return cn.stats(), fmt.Errorf("%w: connection %d ended after %d of %d server->client bytes", ErrConnClosed, conn, got, n)
+		}
+		ch := cn.waitLocked()
+		cn.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			cn.mu.Lock()
+			got := cn.toClient
+			cn.mu.Unlock()
+			return cn.stats(), fmt.Errorf("cutter: connection %d: %d of %d server->client bytes delivered when the wait ended: %w", conn, got, n, ctx.Err())
+		}
+		cn.mu.Lock()
+	}
+	cn.mu.Unlock()
+	return cn.stats(), nil
 }

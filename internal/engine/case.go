@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
@@ -17,6 +18,7 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/cutter"
 	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/internal/sockowner"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/reconcile"
 )
@@ -65,11 +67,8 @@ type Run struct {
 	cuts       sync.WaitGroup
 	closeOnce  sync.Once
 
-	// KillHelper performs the kill-helper cut for connection conn; set it
-	// before the tool connects. Without it, a kill-helper cut fails.
-	KillHelper func(ctx context.Context, conn int) error
-
 	cutDone chan struct{} // closed once the hold at the armed moment was released
+	toolPID atomic.Int64  // the tool's main process, when it runs as a program
 
 	mu      sync.Mutex
 	events  []control.Event
@@ -94,9 +93,13 @@ type CutRecord struct {
 	FlushWait time.Duration `json:"flush_wait_ns"`
 	// ServerSawLoss: the server saw its transport end before the hold was
 	// released (for cuts that drop the transport).
-	ServerSawLoss bool      `json:"server_saw_loss"`
-	Released      time.Time `json:"released,omitzero"`
-	Err           string    `json:"error,omitempty"`
+	ServerSawLoss bool `json:"server_saw_loss"`
+	// Helpers are the processes a kill-helper cut killed. NoHelper: the
+	// tool holds its socket itself, so there was no helper to kill.
+	Helpers  []int     `json:"helpers,omitempty"`
+	NoHelper bool      `json:"no_helper,omitempty"`
+	Released time.Time `json:"released,omitzero"`
+	Err      string    `json:"error,omitempty"`
 }
 
 // Begin registers the case with the server and opens its cutter.
@@ -179,7 +182,8 @@ func (r *Run) ClientConfig() *gossh.ClientConfig {
 
 // handle records one of the case's events (the Env's dispatcher calls it, in
 // order) and starts the cut when the server holds.
-func (r *Run) handle(ev control.Event) {
+func (r *Run) handle(evp *control.Event) {
+	ev := *evp
 	r.mu.Lock()
 	r.events = append(r.events, ev)
 	if ev.Kind == control.TransportLost {
@@ -223,14 +227,15 @@ func (r *Run) cutAt(ev control.Event) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.env.opts.FlushTimeout)
 	var err error
 	if r.spec.Cut == fault.KillHelper {
-		if r.KillHelper == nil {
-			err = errors.New("kill-helper cut needs a local helper process to kill")
-		} else {
-			start := time.Now()
-			err = r.KillHelper(ctx, ev.Conn)
-			rec.CutTime = time.Now()
-			rec.FlushWait = rec.CutTime.Sub(start)
+		start := time.Now()
+		var st cutter.ConnStats
+		st, err = r.cutter.WaitDelivered(ctx, ev.Conn, ev.Sent)
+		rec.FlushWait, rec.Delivered = time.Since(start), st.ToClient
+		if err == nil {
+			rec.Helpers, err = killHelper(ctx, st, int(r.toolPID.Load()))
+			rec.NoHelper = errors.Is(err, ErrNoHelper)
 		}
+		rec.CutTime = time.Now()
 	} else {
 		var rep cutter.Report
 		rep, err = r.cutter.Cut(ctx, ev.Conn, r.spec.Cut, ev.Sent)
@@ -325,7 +330,7 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	r.env.probeMu.Lock()
 	probe := r.env.probe
 	r.env.probeMu.Unlock()
-	ledger, err := reconcile.ReadLedgerSubsystem(ctx, probe, control.LedgerSubsystem)
+	ledger, err := reconcile.ReadLedger(ctx, probe, r.env.ready.Ledger)
 	if err != nil {
 		ev.ProbeErr = err.Error()
 	}
@@ -542,4 +547,40 @@ func joinReasons(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// ErrNoHelper is returned for a kill-helper cut when the tool's client socket
+// belongs to the tool itself (or to the rig's process, for an in-process
+// tool): there is no helper process to kill.
+var ErrNoHelper = errors.New("engine: the tool holds its SSH socket itself; kill-helper needs a helper process (such as the ssh child of a wrapper) to kill")
+
+// SetToolPID tells the run which process is the tool itself, so a
+// kill-helper cut never mistakes the tool for its helper.
+func (r *Run) SetToolPID(pid int) { r.toolPID.Store(int64(pid)) }
+
+// killHelper kills the local processes that own the tool's end of the
+// connection (for a wrapper script, its ssh child) and waits until they are
+// gone. The rig's own process and the tool's are never killed.
+func killHelper(ctx context.Context, st cutter.ConnStats, toolPID int) ([]int, error) {
+	ino, err := sockowner.Inode(st.Client, st.Listener)
+	if err != nil {
+		return nil, fmt.Errorf("kill-helper: the tool's socket: %w", err)
+	}
+	owners, err := sockowner.Owners(ino)
+	if err != nil {
+		return nil, fmt.Errorf("kill-helper: %w", err)
+	}
+	var victims []int
+	for _, pid := range owners {
+		if pid != os.Getpid() && pid != toolPID {
+			victims = append(victims, pid)
+		}
+	}
+	if len(victims) == 0 {
+		if len(owners) > 0 {
+			return nil, ErrNoHelper
+		}
+		return nil, fmt.Errorf("kill-helper: no process owns the tool's socket %s -> %s", st.Client, st.Listener)
+	}
+	return victims, sockowner.Kill(ctx, victims)
 }

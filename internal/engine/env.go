@@ -185,7 +185,9 @@ func (e *Env) dispatch() {
 		r := e.runs[ev.Case]
 		e.runsMu.Unlock()
 		if r != nil {
-			r.handle(ev)
+			evp := new(control.Event)
+			*evp = ev
+			r.handle(evp)
 		}
 	}
 }

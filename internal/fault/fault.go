@@ -102,6 +102,16 @@ func (m Moment) Knowledge() Knowledge {
 	return moments[m].knowledge
 }
 
+// KnowledgeAt is what the caller can know when the transport dies at m by cut
+// c. A helper process killed after the exit status reached it never relayed
+// that status: its caller knows only that the request was sent.
+func KnowledgeAt(m Moment, c Cut) Knowledge {
+	if c == KillHelper && m == ExitStatus {
+		return RequestSent
+	}
+	return m.Knowledge()
+}
+
 // RunsCommand reports whether the server can start the command after a cut at m,
 // which is when the disposition decides the remote truth.
 func (m Moment) RunsCommand() bool { return m >= Exec }

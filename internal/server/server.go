@@ -158,7 +158,7 @@ func New(cfg Config) (*Server, error) {
 		PtyCallback:            func(gliderssh.Context, gliderssh.Pty) bool { return false },
 		ChannelHandlers:        map[string]gliderssh.ChannelHandler{"session": s.handleChannel},
 		RequestHandlers:        map[string]gliderssh.RequestHandler{},
-		SubsystemHandlers:      map[string]gliderssh.SubsystemHandler{control.LedgerSubsystem: s.serveLedger},
+		SubsystemHandlers:      map[string]gliderssh.SubsystemHandler{},
 	}
 	s.ctl = control.NewServer(cfg.Control, cfg.Token, control.Ready{
 		PID:     os.Getpid(),

@@ -3,8 +3,6 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
-	"os"
 	"sync/atomic"
 
 	gliderssh "github.com/gliderlabs/ssh"
@@ -70,11 +68,6 @@ func (s *Server) allowSessionRequest(sess gliderssh.Session, requestType string)
 	ss, _ := sess.Context().Value(sessKey{}).(*sessionState)
 	if ss == nil {
 		return false
-	}
-	if requestType == "subsystem" {
-		// Only the rig's probe reads the ledger this way; gliderlabs
-		// refuses any other subsystem name itself.
-		return ss.tc.c.probe
 	}
 	if requestType != "exec" {
 		return false
@@ -158,20 +151,4 @@ func (s *Server) sendExit(sess gliderssh.Session, c *caseState, tc *tconn, sid i
 	}
 	s.reach(c, tc, sid, fault.ExitStatus)
 	sess.Close()
-}
-
-// serveLedger streams the ledger to the rig's probe.
-func (s *Server) serveLedger(sess gliderssh.Session) {
-	f, err := os.Open(s.ledger)
-	if err != nil {
-		io.WriteString(sess.Stderr(), err.Error()+"\n")
-		sess.Exit(1)
-		return
-	}
-	defer f.Close()
-	if _, err := io.Copy(sess, f); err != nil {
-		sess.Exit(1)
-		return
-	}
-	sess.Exit(0)
 }

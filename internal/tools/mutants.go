@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/result"
@@ -165,8 +166,12 @@ func Names() []string {
 	return names
 }
 
-// Lookup returns the built-in tool with that name.
+// Lookup returns the built-in tool with that name, or the external program
+// for "exec:COMMAND ARGS…".
 func Lookup(name string) (tool.Tool, error) {
+	if strings.HasPrefix(name, ExternalPrefix) {
+		return ParseExternal(name)
+	}
 	if name == "reference" {
 		return Reference{}, nil
 	}

@@ -46,6 +46,7 @@ const (
 	RuleUnexpected      = "unexpected_category"
 	RuleBlindRetry      = "blind_retry"
 	RuleHang            = "hang"
+	RuleLeftRunning     = "left_running"
 	RuleCorrelationID   = "correlation_id"
 	RuleOperation       = "operation"
 	RuleSecret          = "secret"
@@ -80,11 +81,15 @@ type Expectation struct {
 type Secret struct {
 	Name string // e.g. "private key (PEM)"
 	Data []byte
+	// ResultOnly: only its appearance on stdout (the result the agent reads)
+	// is a leak, e.g. the identity file's path, which diagnostics may name.
+	ResultOnly bool
 }
 
 // Input is the evidence for one case run.
 type Input struct {
 	Moment fault.Moment
+	Cut    fault.Cut
 	// Delivered is what the server sent when the moment is after the result
 	// reached the caller (exit-status, none); nil otherwise.
 	Delivered *Delivered
@@ -94,11 +99,16 @@ type Input struct {
 	CorrelationID string
 	Operation     string
 
-	// What the tool produced.
+	// What the tool produced. StdoutBytes is how much it printed in all,
+	// when Stdout holds only the first part.
 	Stdout, Stderr []byte
+	StdoutBytes    int64
 	Duration       time.Duration
 	Budget         time.Duration // the deadline the tool was given
 	Hung           bool          // no return within Budget plus the rig's grace
+	// LeftRunning lists processes the tool's program left running (or
+	// holding its output open) after it exited; the rig killed them.
+	LeftRunning []int
 
 	// What the rig established.
 	Landed    bool
@@ -146,12 +156,19 @@ func Judge(in Input) Verdict {
 		v.Violations = append(v.Violations, Violation{assertion, rule, fmt.Sprintf(format, args...)})
 	}
 
-	// Assertion 2, the part that needs no result: a tool must return.
+	// Assertion 2, the part that needs no result: a tool must return, and
+	// leave nothing running behind it.
 	if in.Hung {
 		add(AssertNoBlind, RuleHang, "no result within the deadline budget of %s (plus grace); a hang under a dead transport is a defect", in.Budget)
 	}
+	if len(in.LeftRunning) > 0 {
+		add(AssertNoBlind, RuleLeftRunning, "the tool exited but left %d process(es) of its group running or holding its output open (pids %v); the rig killed them", len(in.LeftRunning), in.LeftRunning)
+	}
 
 	r, err := result.Parse(in.Stdout)
+	if err != nil && in.StdoutBytes > int64(len(in.Stdout)) {
+		err = fmt.Errorf("%w: the tool printed %d bytes; a result is one object of at most %d", result.ErrTooLarge, in.StdoutBytes, result.MaxSize)
+	}
 	if err != nil {
 		if !in.Hung || len(bytes.TrimSpace(in.Stdout)) > 0 {
 			v.ParseError = err.Error()
@@ -163,7 +180,7 @@ func Judge(in Input) Verdict {
 
 	// Assertion 1.
 	if v.Reported != nil && in.Landed {
-		grade, why := GradeReport(in.Moment.Knowledge(), in.Delivered, in.Expect, r.Category, r.Retry)
+		grade, why := GradeReport(fault.KnowledgeAt(in.Moment, in.Cut), in.Delivered, in.Expect, r.Category, r.Retry)
 		v.Grade = grade
 		if grade == Unsafe {
 			rule := RuleUnsafeCategory
@@ -193,6 +210,9 @@ func Judge(in Input) Verdict {
 			name string
 			b    []byte
 		}{{"stdout (the result)", in.Stdout}, {"stderr", in.Stderr}} {
+			if s.ResultOnly && where.name == "stderr" {
+				continue
+			}
 			if len(s.Data) > 0 && bytes.Contains(where.b, s.Data) {
 				add(AssertEvidence, RuleSecret, "the %s appears in %s", s.Name, where.name)
 			}
