@@ -74,5 +74,6 @@ Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or input,
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(newRunCmd(), newCasesCmd(), newToolsCmd(), newExecCmd(), newServeCmd())
+	root.AddCommand(newGCCmd())
 	return root
 }

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sshrig/sshrig/containers"
+)
+
+func newGCCmd() *cobra.Command {
+	var o containers.GCOptions
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove the containers the container target left behind",
+		Long: `gc removes every Docker container labelled ` + containers.LabelRig + `=true, running
+or not: whatever a crashed or killed run of --target container left behind.
+A run removes its own container when it ends, fails or is interrupted, so gc
+is for runs that could not (SIGKILL, a crash, a reboot). It also removes the
+containers of runs still in progress: run it when none is.
+
+With --images it also removes the cached server images (` + containers.ImageRepo + `:<hash>);
+the next container run builds its image again.
+
+It prints one line per object removed. Exit codes: 0 done (also when there was
+nothing to remove), 3 no Docker engine or a removal failed.`,
+		Example: `  sshrig gc
+  sshrig gc --images`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			removed, err := containers.GC(cmd.Context(), o)
+			out := cmd.OutOrStdout()
+			for _, r := range removed {
+				fmt.Fprintf(out, "removed %s\n", r)
+			}
+			if err != nil {
+				// No Docker engine (containers.ErrNoDocker) or a removal failed.
+				return rigError(fmt.Errorf("gc: %w", err))
+			}
+			if len(removed) == 0 {
+				fmt.Fprintln(out, "nothing to remove")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&o.Images, "images", false, "also remove the cached server images")
+	return cmd
+}
