@@ -22,9 +22,6 @@ import (
 	"github.com/sshrig/sshrig/tool"
 )
 
-// mutantCases are enough cases to expose every mutant's defect (as in rig's
-// own tests).
-var mutantCases = []string{"started.reset.survive", "started.blackhole.survive", "exec.reset.hangup", "channel.reset.survive", "none.exit0", "none.exit3"}
 
 func selectCases(t testing.TB, globs []string) []rig.Case {
 	t.Helper()
@@ -116,7 +113,7 @@ func truth(c rig.CaseReport) string {
 // container behind.
 func TestMutantsCaught(t *testing.T) {
 	needDocker(t)
-	cases := selectCases(t, mutantCases)
+	cases := selectCases(t, rig.MutantCases())
 	for _, m := range tools.Mutants() {
 		t.Run(m.Name(), func(t *testing.T) {
 			t.Parallel()

@@ -1,12 +1,17 @@
 package rig
 
 import (
+	_ "embed"
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/internal/operations"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -27,6 +32,44 @@ type Case struct {
 	// OutputBytes is N for the output moment.
 	OutputBytes int64
 	Notes       string
+
+	// Credential: the case gets a credential the server accepts at set-up
+	// and rejects at the call (C02).
+	Credential fault.Credential
+	// Refusal: the server refuses the work (C03 deny-exec, C07 reject-session).
+	Refusal fault.Refusal
+	// Fixture replaces the operation's answer by one that breaks its
+	// contract (C04).
+	Fixture operations.Fixture
+	// Stall: nothing is cut; the answer comes after the tool's deadline (C05).
+	Stall bool
+	// Host replaces the host the tool dials (C01: UnresolvableHost).
+	Host string
+	// Budget overrides the run's deadline for this case.
+	Budget time.Duration
+	// Expect overrides the honest category and retry.
+	Expect *Expected
+	// Line is where the case is defined in its matrix file.
+	Line int
+}
+
+// Expectation is the category and retry this case's evidence calls for when
+// it is not a transport cut's: an explicit expect, or what the scenario
+// implies (a rejected credential, a refusal, a broken contract).
+func (c Case) Expectation() *verdict.Expectation {
+	switch {
+	case c.Expect != nil:
+		return &verdict.Expectation{Category: c.Expect.Category, Retry: c.Expect.Retry}
+	case c.Credential != 0:
+		return &verdict.Expectation{Category: result.AuthenticationFailed, Retry: result.Never}
+	case c.Refusal == fault.DenyExec:
+		return &verdict.Expectation{Category: result.AuthorizationDenied, Retry: result.Never}
+	case c.Refusal == fault.RejectSession:
+		return &verdict.Expectation{Category: result.RateLimited, Retry: result.AfterDelay}
+	case c.Fixture != "":
+		return &verdict.Expectation{Category: result.MalformedResponse, Retry: result.Never}
+	}
+	return nil
 }
 
 // DefaultOperation is the operation name of the default workload.
@@ -36,10 +79,16 @@ const DefaultOperation = "run_workload"
 // first N bytes of the command's stdout reached the client.
 const DefaultOutputBytes = 8
 
-// Workload is the command the case runs, before marker wrapping.
-func (c Case) Workload() string {
-	if c.Command != "" {
+// Workload is the command the case runs for correlation id, before marker
+// wrapping.
+func (c Case) Workload(id string) string {
+	switch {
+	case c.Command != "":
 		return c.Command
+	case c.Fixture != "":
+		return operations.Command(c.Fixture.Body(id))
+	case c.Operation == operations.CreateRecord:
+		return operations.Command(operations.Answer(id))
 	}
 	w := "printf 'sshrig workload: step one\\n'; printf 'sshrig workload: step two\\n'"
 	if c.ExitCode != 0 {
@@ -54,14 +103,39 @@ func (c Case) spec(id string) engine.Spec {
 	if n == 0 {
 		n = DefaultOutputBytes
 	}
-	return engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: n}
+	s := engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: n,
+		Credential: c.Credential, Refusal: c.Refusal, Stall: c.Stall, Host: c.Host}
+	if c.Stall {
+		s.Cut = 0
+	}
+	return s
 }
 
-// DefaultMatrix is every moment x {reset, close, blackhole, kill-helper} x
-// the dispositions that matter there, with exit codes 0 and non-zero where
-// the caller receives a result. Kill-helper cases apply only to tools that
-// run as separate programs.
+//go:embed matrix/default.yaml
+var defaultMatrixYAML []byte
+
+// DefaultMatrixFile is the default matrix's name in error messages.
+const DefaultMatrixFile = "default.yaml (embedded)"
+
+// DefaultMatrix is the embedded default matrix (rig/matrix/default.yaml):
+// every moment x {reset, close, blackhole, kill-helper} x the dispositions
+// that matter there, with exit codes 0 and non-zero where the caller receives
+// a result, then seed 003's rows C01-C07. Kill-helper cases apply only to
+// tools that run as separate programs.
 func DefaultMatrix() []Case {
+	cases, err := LoadMatrix(DefaultMatrixFile, defaultMatrixYAML)
+	if err != nil {
+		panic("rig: the embedded default matrix does not load: " + err.Error())
+	}
+	return cases
+}
+
+// DefaultMatrixYAML is the embedded default matrix file, as written.
+func DefaultMatrixYAML() []byte { return append([]byte(nil), defaultMatrixYAML...) }
+
+// transportMatrix is every moment x cut x the dispositions that matter there:
+// the rows the default matrix file must contain (checked by a test).
+func transportMatrix() []Case {
 	var cases []Case
 	add := func(c Case) {
 		if c.Operation == "" {
@@ -154,4 +228,14 @@ func Applies(c Case, t tool.Tool) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// MutantCases names a small set of default-matrix cases that together expose
+// the defect of every built-in mutant: a cut while the command runs, under a
+// reset and a blackhole; a cut at exec with hangup; a cut before the exec
+// request; the baselines; a rejected credential, a denied command and a
+// broken answer. Tests of every target use it to keep mutant runs short.
+func MutantCases() []string {
+	return []string{"started.reset.survive", "started.blackhole.survive", "exec.reset.hangup", "channel.reset.survive",
+		"none.exit0", "none.exit3", "c02.revoked-key", "c03.denied-exec", "c04.id-null"}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -50,14 +51,65 @@ func TestDefaultMatrix(t *testing.T) {
 			t.Errorf("stable id %s missing", id)
 		}
 	}
-	if len(cases) != 63 {
-		t.Errorf("%d cases, want 63 (update docs and this test together)", len(cases))
+	if len(cases) != 77 {
+		t.Errorf("%d cases, want 77 (update docs and this test together)", len(cases))
 	}
+	// The file holds every transport row the generator knows.
+	byID := map[string]Case{}
+	for _, c := range cases {
+		byID[c.ID] = c
+	}
+	for _, want := range transportMatrix() {
+		got, ok := byID[want.ID]
+		if !ok {
+			t.Errorf("default.yaml lacks %s", want.ID)
+			continue
+		}
+		if got.Moment != want.Moment || got.Disposition != want.Disposition || got.ExitCode != want.ExitCode ||
+			(want.Moment != fault.None && want.Moment != fault.Refuse && got.Cut != want.Cut) {
+			t.Errorf("%s: file says %+v, want %+v", want.ID, got, want)
+		}
+	}
+	aliases := map[string]int{}
+	for _, c := range cases {
+		if c.Alias != "" {
+			aliases[c.Alias]++
+		}
+	}
+	for _, a := range []string{"C01", "C02", "C03", "C04", "C05", "C06", "C07"} {
+		if aliases[a] == 0 {
+			t.Errorf("no case with alias %s", a)
+		}
+	}
+}
+
+// FuzzLoadMatrix: the loader never panics, and whatever it accepts is valid.
+func FuzzLoadMatrix(f *testing.F) {
+	f.Add(DefaultMatrixYAML())
+	f.Add([]byte("cases:\n  - {id: a, moment: started, cut: reset}\n"))
+	f.Add([]byte("cases:\n  - id: a\n    moment: none\n    expect: {category: x}\n"))
+	f.Add([]byte("cases: [\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cases, err := LoadMatrix("fuzz.yaml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
+				t.Fatalf("error without its file: %v", err)
+			}
+			return
+		}
+		if len(cases) == 0 {
+			t.Fatal("loaded no cases without an error")
+		}
+		for _, c := range cases {
+			if c.ID == "" || c.Moment == 0 || c.Disposition == 0 || c.Operation == "" {
+				t.Fatalf("loaded an incomplete case %+v", c)
+			}
+		}
+	})
 }
 
 func TestSelect(t *testing.T) {
 	cases := DefaultMatrix()
-	cases[0].Alias = "C01"
 	for _, tc := range []struct {
 		globs []string
 		want  int
@@ -66,7 +118,8 @@ func TestSelect(t *testing.T) {
 		{nil, len(cases), false},
 		{[]string{"started.*"}, 12, false},
 		{[]string{"started.reset.*", "exec.reset.*"}, 6, false},
-		{[]string{"C0*"}, 1, false},
+		{[]string{"C0*"}, 16, false},
+		{[]string{"C04"}, 8, false},
 		{[]string{"nothing.here"}, 0, true},
 		{[]string{"[bad"}, 0, true},
 	} {
@@ -77,8 +130,6 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-// mutantCases are enough cases to expose every mutant's defect.
-var mutantCases = []string{"started.reset.survive", "started.blackhole.survive", "exec.reset.hangup", "channel.reset.survive", "none.exit0", "none.exit3"}
 
 func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *Report {
 	t.Helper()
@@ -100,7 +151,7 @@ func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *Report {
 func TestMutantsCaught(t *testing.T) {
 	for _, m := range tools.Mutants() {
 		t.Run(m.Name(), func(t *testing.T) {
-			rep := runTool(t, m, mutantCases, nil)
+			rep := runTool(t, m, MutantCases(), nil)
 			if rep.Summary.Fail == 0 {
 				t.Fatalf("%s passed: %s", m.Name(), rep.SummaryLine())
 			}
@@ -126,7 +177,7 @@ func TestReferenceStable(t *testing.T) {
 	}
 	for i := 0; i < reps; i++ {
 		rep := runTool(t, tools.Reference{}, nil, nil)
-		if rep.Summary.Pass+rep.Summary.Skipped != rep.Summary.Cases || rep.Summary.Pass != 48 {
+		if rep.Summary.Pass+rep.Summary.Skipped != rep.Summary.Cases || rep.Summary.Pass != 62 {
 			for _, c := range rep.Cases {
 				if c.Verdict != verdict.Pass && c.Verdict != verdict.Skipped {
 					t.Errorf("run %d: %s %s: %v %s", i+1, c.ID, c.Verdict, c.Violations, c.Reason)
@@ -309,5 +360,33 @@ func BenchmarkDefaultMatrix(b *testing.B) {
 		d := time.Since(start)
 		b.ReportMetric(d.Seconds(), "s/matrix")
 		b.ReportMetric(float64(rep.Summary.Executed())/d.Seconds(), "cases/s")
+	}
+}
+
+// TestMatrixDocFields: docs/matrix.md documents exactly the fields the loader
+// knows, in a table whose first column is `field`.
+func TestMatrixDocFields(t *testing.T) {
+	doc, err := os.ReadFile("../docs/matrix.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if m := regexp.MustCompile("^\\| `([a-z_]+)` \\|").FindStringSubmatch(line); m != nil {
+			documented[m[1]] = true
+		}
+	}
+	for _, f := range MatrixFields() {
+		if !documented[f] {
+			t.Errorf("field %q is not documented in docs/matrix.md", f)
+		}
+		delete(documented, f)
+	}
+	for f := range documented {
+		t.Errorf("docs/matrix.md documents %q, which the loader does not know", f)
+	}
+	// The example in the doc loads as written.
+	if _, err := LoadMatrixFile("../docs/examples/matrix.yaml"); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -187,7 +187,8 @@ type toolRun struct {
 // plus grace. A hung in-process tool is released when the case ends and its
 // connections close; invoke's caller waits for that.
 func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (toolRun, <-chan struct{}) {
-	tctx, cancel := context.WithTimeout(ctx, r.o.Budget+r.o.Grace)
+	defer run.ToolReturned() // a stalled answer is released once the tool gave up
+	tctx, cancel := context.WithTimeout(ctx, t.Deadline+r.o.Grace)
 	stdout, stderr := &capBuffer{max: maxStdout}, &capBuffer{max: maxStderr}
 	done := make(chan struct{})
 	start := time.Now()
@@ -218,20 +219,28 @@ func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (to
 }
 
 func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
-	cmd, err := run.Wrap(c.Workload())
+	cmd, err := run.Wrap(c.Workload(run.Spec().ID))
 	if err != nil {
 		return tool.Target{}, err
 	}
 	return tool.Target{
 		Addr:          run.Addr(),
 		User:          r.env.User(),
-		Identity:      r.env.Identity(),
+		Identity:      run.Identity(),
+		Certificate:   run.Certificate(),
 		KnownHosts:    run.KnownHosts(),
 		CorrelationID: run.Spec().ID,
 		Operation:     c.Operation,
 		Command:       cmd,
-		Deadline:      r.o.Budget,
+		Deadline:      r.budget(c),
 	}, nil
+}
+
+func (r *runner) budget(c Case) time.Duration {
+	if c.Budget > 0 {
+		return c.Budget
+	}
+	return r.o.Budget
 }
 
 // runCase runs one case to its verdict. Infrastructure trouble in one case
@@ -285,23 +294,40 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		return cr
 	}
 
-	in := verdict.Input{
-		Moment:        c.Moment,
-		Cut:           c.Cut,
-		CorrelationID: id,
-		Operation:     c.Operation,
-		Stdout:        tr.stdout,
-		StdoutBytes:   tr.stdoutBytes,
-		Stderr:        tr.stderr,
-		Duration:      tr.duration,
-		Budget:        r.o.Budget,
-		Hung:          tr.hung,
-		Landed:        ev.Landed,
-		NotLanded:     ev.NotLanded,
-		Attempts:      attempts(ev.Events, id),
-		Secrets:       r.secrets,
+	secrets := r.secrets
+	if t.Identity != r.env.Identity() {
+		// The case's own key is as secret as the run's.
+		if own, err := secretsOf(t.Identity); err == nil {
+			secrets = append(append([]verdict.Secret(nil), secrets...), own...)
+		}
 	}
-	if knowledge == fault.ResultReceived {
+	in := verdict.Input{
+		Moment:            c.Moment,
+		Cut:               c.Cut,
+		Expect:            c.Expectation(),
+		CorrelationID:     id,
+		Operation:         c.Operation,
+		Stdout:            tr.stdout,
+		StdoutBytes:       tr.stdoutBytes,
+		Stderr:            tr.stderr,
+		Duration:          tr.duration,
+		Budget:            t.Deadline,
+		Hung:              tr.hung,
+		Landed:            ev.Landed,
+		NotLanded:         ev.NotLanded,
+		Attempts:          attempts(ev.Events, id),
+		CredentialRetries: credentialRetries(ev.Events),
+		Secrets:           secrets,
+	}
+	if c.Fixture != "" {
+		in.FollowUps = followUps(ev.Events, id)
+	}
+	if c.Credential != 0 {
+		if why := credentialTested(ev.Events); why != "" {
+			in.Landed, in.NotLanded = false, why
+		}
+	}
+	if knowledge == fault.ResultReceived || c.Fixture != "" {
 		in.Delivered = delivered(ev.Events)
 	}
 	if tr.exit != nil {
@@ -320,8 +346,11 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	}
 	// The report never carries key material, even when the tool printed it.
 	cr.Verdict, cr.Grade, cr.Violations = v.Status, v.Grade, v.Violations
-	cr.Reported = redactResult(v.Reported, r.secrets)
-	cr.ParseError = string(redact([]byte(v.ParseError), r.secrets))
+	cr.Reported = redactResult(v.Reported, secrets)
+	cr.ParseError = string(redact([]byte(v.ParseError), secrets))
+	if e := in.Expect; e != nil {
+		cr.Expected = Expected{Category: e.Category, Retry: e.Retry}
+	}
 	if v.Reason != "" {
 		cr.Reason = v.Reason
 	}
@@ -332,13 +361,16 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		cr.CutLatencyUS = ev.Cut.Latency.Microseconds()
 	}
 	if r.o.Out != nil {
-		cr.Transcript = r.o.Out.WriteTranscript(c, cr, t, tr, ev, r.secrets)
+		cr.Transcript = r.o.Out.WriteTranscript(c, cr, t, tr, ev, secrets)
 	}
 	return cr
 }
 
 func cutName(c Case) string {
-	if c.Moment == fault.None || c.Moment == fault.Refuse {
+	switch {
+	case c.Stall:
+		return "stall"
+	case c.Moment == fault.None || c.Moment == fault.Refuse:
 		return ""
 	}
 	return c.Cut.String()
@@ -366,11 +398,56 @@ func (r *runner) serverGone(ctx context.Context) string {
 	return msg
 }
 
-// attempts counts the exec requests carrying id's markers that reached the server.
+// followUps counts exec requests other than the operation's own command.
+func followUps(events []control.Event, id string) int {
+	n := 0
+	for _, e := range events {
+		if e.Kind == control.ExecReceived && e.MarkerID != id {
+			n++
+		}
+	}
+	return n
+}
+
+// credentialRetries counts the connections, beyond the first, on which the
+// server rejected a key.
+func credentialRetries(events []control.Event) int {
+	conns := map[int]bool{}
+	for _, e := range events {
+		if e.Kind == control.AuthRejected {
+			conns[e.Conn] = true
+		}
+	}
+	return max(0, len(conns)-1)
+}
+
+// credentialTested says why a credential case tested nothing: the events
+// must show the credential accepted (at set-up) before it was rejected.
+func credentialTested(events []control.Event) string {
+	accepted := false
+	for _, e := range events {
+		switch e.Kind {
+		case control.AuthAccepted:
+			accepted = true
+		case control.AuthRejected:
+			if !accepted {
+				return "the credential was rejected before it was ever accepted: a credential that never worked tests nothing"
+			}
+			return ""
+		}
+	}
+	if !accepted {
+		return "the server never accepted the case's credential at set-up"
+	}
+	return "" // accepted and never rejected: the tool's report is judged as it is
+}
+
+// attempts counts the exec requests carrying id's markers that reached the
+// server, run or refused.
 func attempts(events []control.Event, id string) int {
 	n := 0
 	for _, e := range events {
-		if e.Kind == control.ExecReceived && e.MarkerID == id {
+		if (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == id {
 			n++
 		}
 	}

@@ -19,6 +19,10 @@ type Target struct {
 	// Identity is the path of the private key file (OpenSSH format,
 	// unencrypted). It is a secret: a tool must never print it or its path.
 	Identity string
+	// Certificate is the path of an OpenSSH user certificate for Identity
+	// ("" when there is none). OpenSSH's ssh also finds it on its own, as
+	// Identity + "-cert.pub".
+	Certificate string
 	// KnownHosts is a known_hosts file that pins the server's host key for
 	// Addr. A tool must verify the host key against it.
 	KnownHosts string
@@ -57,6 +61,7 @@ func (t Target) Environ() []string {
 		"SSHRIG_PORT=" + strconv.Itoa(t.Port()),
 		"SSHRIG_USER=" + t.User,
 		"SSHRIG_IDENTITY=" + t.Identity,
+		"SSHRIG_CERTIFICATE=" + t.Certificate,
 		"SSHRIG_KNOWN_HOSTS=" + t.KnownHosts,
 		"SSHRIG_CORRELATION_ID=" + t.CorrelationID,
 		"SSHRIG_OPERATION=" + t.Operation,
@@ -78,7 +83,8 @@ type Tool interface {
 
 // FromEnv reads a Target from the SSHRIG_* variables (the inverse of
 // Environ), for tools the rig runs as external programs. getenv is usually
-// os.Getenv. Every variable is required; the error names the missing or bad ones.
+// os.Getenv. Every variable but SSHRIG_CERTIFICATE is required; the error
+// names the missing or bad ones.
 func FromEnv(getenv func(string) string) (Target, error) {
 	var missing []string
 	get := func(name string) string {
@@ -97,6 +103,7 @@ func FromEnv(getenv func(string) string) (Target, error) {
 		Operation:     get("SSHRIG_OPERATION"),
 		Command:       get("SSHRIG_COMMAND"),
 	}
+	t.Certificate = getenv("SSHRIG_CERTIFICATE") // optional
 	ms := get("SSHRIG_DEADLINE_MS")
 	if len(missing) > 0 {
 		return t, fmt.Errorf("tool: missing %s", strings.Join(missing, ", "))

@@ -7,7 +7,7 @@ import (
 )
 
 func TestEnvironRoundTrip(t *testing.T) {
-	want := Target{Addr: "127.0.0.1:2222", User: "u", Identity: "/k", KnownHosts: "/kh",
+	want := Target{Addr: "127.0.0.1:2222", User: "u", Identity: "/k", Certificate: "/k-cert.pub", KnownHosts: "/kh",
 		CorrelationID: "c-1", Operation: "op", Command: "echo 'x'\nexit 3", Deadline: 1500 * time.Millisecond}
 	env := map[string]string{}
 	for _, kv := range want.Environ() {

@@ -77,7 +77,12 @@ func TestDocsCommands(t *testing.T) {
 			name := filepath.Base(c.file) + ":" + strconv.Itoa(c.line)
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				cmd := exec.Command("sh", "-c", c.cmd+" --out \"$RUNDIR\" -q")
+				line := c.cmd
+				// Runs go to a directory of the test's, quietly.
+				if strings.HasPrefix(line, "sshrig run ") || line == "sshrig run" {
+					line += " --out \"$RUNDIR\" -q"
+				}
+				cmd := exec.Command("sh", "-c", line)
 				cmd.Dir = "../.."
 				cmd.Env = append(os.Environ(), "RUNDIR="+t.TempDir())
 				out, err := cmd.CombinedOutput()

@@ -2,23 +2,45 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/rig"
 )
 
+// loadMatrix loads a matrix file, or the default matrix for "". A file that
+// does not load is bad input (exit 2), with every problem on its own line.
+func loadMatrix(path string) ([]rig.Case, error) {
+	if path == "" {
+		return rig.DefaultMatrix(), nil
+	}
+	cases, err := rig.LoadMatrixFile(path)
+	if err != nil {
+		return nil, usageError("matrix %s does not load:\n%v", path, err)
+	}
+	return cases, nil
+}
+
 func newCasesCmd() *cobra.Command {
-	var globs string
+	var globs, matrix string
 	var long bool
 	cmd := &cobra.Command{
 		Use:   "cases",
-		Short: "List the cases of the matrix, one id per line",
-		Args:  cobra.NoArgs,
+		Short: "List (and with --matrix, validate) the cases of a matrix, one id per line",
+		Long: `cases lists the cases of the default matrix, or of a matrix file given with
+--matrix (docs/matrix.md), which it validates first: a file that does not load
+exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cases, err := rig.Select(rig.DefaultMatrix(), rig.SplitGlobs(globs))
+			all, err := loadMatrix(matrix)
+			if err != nil {
+				return err
+			}
+			cases, err := rig.Select(all, rig.SplitGlobs(globs))
 			if err != nil {
 				return usageError("%v", err)
 			}
@@ -30,18 +52,25 @@ func newCasesCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tMOMENT\tCUT\tDISPOSITION\tEXIT\tKNOWLEDGE")
+			fmt.Fprintln(tw, "ID\tALIAS\tMOMENT\tCUT\tDISPOSITION\tEXIT\tSCENARIO\tEXPECTED")
 			for _, c := range cases {
-				cut := c.Cut.String()
-				if c.Moment.String() == "none" || c.Moment.String() == "refuse" {
+				cut, alias := c.Cut.String(), c.Alias
+				switch {
+				case c.Stall:
+					cut = "stall"
+				case c.Moment.String() == "none" || c.Moment.String() == "refuse":
 					cut = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", c.ID, c.Moment, cut, c.Disposition, c.ExitCode, c.Moment.Knowledge())
+				if alias == "" {
+					alias = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", c.ID, alias, c.Moment, cut, c.Disposition, c.ExitCode, scenario(c), expected(c))
 			}
 			return tw.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&globs, "cases", "", "comma-separated globs over case ids and aliases")
+	cmd.Flags().StringVar(&matrix, "matrix", "", "matrix file (YAML, docs/matrix.md) to validate and list instead of the default matrix")
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "one row per case with its moment, cut, disposition and exit code")
 	return cmd
 }
@@ -74,4 +103,34 @@ func newToolsCmd() *cobra.Command {
 func withLong(cmd *cobra.Command, long *bool) *cobra.Command {
 	cmd.Flags().BoolVarP(long, "long", "l", false, "with each tool's defect and the assertion that catches it")
 	return cmd
+}
+
+// scenario names what besides a cut the case does.
+func scenario(c rig.Case) string {
+	var parts []string
+	if c.Credential != 0 {
+		parts = append(parts, "credential="+c.Credential.String())
+	}
+	if c.Refusal != 0 {
+		parts = append(parts, "refusal="+c.Refusal.String())
+	}
+	if c.Fixture != "" {
+		parts = append(parts, "fixture="+string(c.Fixture))
+	}
+	if c.Host != "" {
+		parts = append(parts, "host=unresolvable")
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// expected is the category/retry the case's evidence calls for, or the
+// moment's knowledge when that decides it.
+func expected(c rig.Case) string {
+	if e := c.Expectation(); e != nil {
+		return string(e.Category) + "/" + string(e.Retry)
+	}
+	return fault.KnowledgeAt(c.Moment, c.Cut).String()
 }

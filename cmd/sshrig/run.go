@@ -26,6 +26,7 @@ type runFlags struct {
 	target   string
 	budget   time.Duration
 	quiet    bool
+	matrix   string
 
 	// --target container only.
 	image        string // --image: base image instead of scratch plus busybox
@@ -59,6 +60,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl := cmd.Flags()
 	fl.StringVar(&f.tool, "tool", "reference", "tool under test: a built-in tool (see 'sshrig tools') or 'exec:COMMAND ARGS…' (docs/tool-contract.md)")
 	fl.StringVar(&f.cases, "cases", "", "comma-separated globs over case ids and aliases (default: every case; see 'sshrig cases')")
+	fl.StringVar(&f.matrix, "matrix", "", "matrix file (YAML, docs/matrix.md) instead of the default matrix")
 	fl.IntVar(&f.parallel, "parallel", 2, "cases run at once")
 	fl.StringVar(&f.out, "out", "", "run directory (default: a new dated directory under ./sshrig-runs/)")
 	fl.StringVar(&f.json, "json", "", "also write the JSON report to this file")
@@ -123,7 +125,11 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		return usageError("unknown target %q (valid: embedded, container)", f.target)
 	}
 	// target:end
-	cases, err := rig.Select(rig.DefaultMatrix(), rig.SplitGlobs(f.cases))
+	matrix, err := loadMatrix(f.matrix)
+	if err != nil {
+		return err
+	}
+	cases, err := rig.Select(matrix, rig.SplitGlobs(f.cases))
 	if err != nil {
 		return usageError("%v", err)
 	}

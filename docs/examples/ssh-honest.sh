@@ -44,7 +44,8 @@ for v in SSHRIG_HOST SSHRIG_PORT SSHRIG_USER SSHRIG_IDENTITY SSHRIG_KNOWN_HOSTS 
 done
 
 log=$(mktemp) || { report local_failure bounded "cannot create a temporary file; nothing was sent"; exit 1; }
-trap 'rm -f "$log"' EXIT
+out=$(mktemp) || { rm -f "$log"; report local_failure bounded "cannot create a temporary file; nothing was sent"; exit 1; }
+trap 'rm -f "$log" "$out"' EXIT
 
 # The whole attempt must end within the deadline the caller gave: keep a
 # second for reporting. ServerAliveInterval/CountMax end a session whose
@@ -58,15 +59,29 @@ timeout -s KILL "$budget" ssh -v -F /dev/null -n -T -a -x \
 	-o StrictHostKeyChecking=yes -o CheckHostIP=no -o UpdateHostKeys=no \
 	-o ConnectTimeout=2 -o ServerAliveInterval=1 -o ServerAliveCountMax=2 \
 	-o ControlMaster=no -o ControlPath=none \
-	-p "$SSHRIG_PORT" -l "$SSHRIG_USER" "$SSHRIG_HOST" "$SSHRIG_COMMAND" >/dev/null 2>"$log"
+	-p "$SSHRIG_PORT" -l "$SSHRIG_USER" "$SSHRIG_HOST" "$SSHRIG_COMMAND" >"$out" 2>"$log"
 rc=$?
 # Diagnostics for people go to stderr; the agent reads only stdout.
 cat "$log" >&2
 echo "ssh-honest: ssh exited $rc" >&2
 
+# An answer is used only if it meets the operation's contract. create_record
+# must print exactly one record with a string id (docs/tool-contract.md); a
+# parser that accepts the bytes does not prove the answer is usable.
+contract_ok() {
+	case "$SSHRIG_OPERATION" in
+	create_record)
+		[ "$(wc -l < "$out")" -eq 1 ] &&
+			grep -Eq '^\{"records":\[\{"id":"[^"\\]+","status":"created"\}\]\}$' "$out" ;;
+	*) true ;;
+	esac
+}
+
 status=$(sed -n 's/^debug1: Exit status \([0-9][0-9]*\).*/\1/p' "$log" | tail -n 1)
 if [ -n "$status" ]; then
-	if [ "$status" -eq 0 ]; then
+	if [ "$status" -eq 0 ] && ! contract_ok; then
+		report malformed_response never "the remote command exited 0 but its answer breaks the $SSHRIG_OPERATION contract; nothing may be built on it"
+	elif [ "$status" -eq 0 ]; then
 		report succeeded never "the remote command exited 0"
 	else
 		report confirmed_failure never "the remote command exited $status"
@@ -81,7 +96,7 @@ elif grep -q 'Permission denied' "$log"; then
 	report authentication_failed never "the server rejected the key; nothing was run"
 elif grep -q 'Host key verification failed' "$log"; then
 	report local_failure never "the server's host key does not match known_hosts; nothing was sent"
-elif grep -q 'open failed: resource-shortage' "$log"; then
+elif grep -q 'open failed: resource.shortage' "$log"; then
 	report rate_limited after_delay "the server refused the session for lack of resources; nothing was run"
 else
 	report local_failure bounded "ssh failed before sending the command (exit $rc); nothing ran"

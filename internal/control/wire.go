@@ -14,29 +14,30 @@ type EventKind string
 
 // Event kinds, in roughly the order a case produces them.
 const (
-	ConnAccepted  EventKind = "conn_accepted"   // a proxied connection arrived with a valid preamble
-	ConnRejected  EventKind = "conn_rejected"   // bad preamble or unknown case; Detail says why
-	MomentReached EventKind = "moment"          // Moment reached; Hold says whether the server is holding
-	Released      EventKind = "released"        // the hold announced by event Ref ended
-	TransportLost EventKind = "transport_lost"  // first read or write error on the connection
-	AuthAccepted  EventKind = "auth_accepted"   // Detail is the method
-	AuthRejected  EventKind = "auth_rejected"   // Detail is the method and reason
-	SessionOpened EventKind = "session_open"    // a session channel was requested
-	SessionClosed EventKind = "session_close"   // the session's handling finished
-	ExecReceived  EventKind = "exec"            // Digest of the command; MarkerID if it is marker-wrapped
-	ExecRefused   EventKind = "exec_refused"    // the server refused to run the command; Detail says why
-	ExecSkipped   EventKind = "exec_skipped"    // hangup: the transport died before the command started
-	ProcSpawned   EventKind = "proc_spawned"    // PID is the process group leader (/bin/sh)
-	ProcStartGate EventKind = "proc_start_gate" // the wrapper stopped itself right after its start marker
-	ProcWorkDone  EventKind = "proc_work_done"  // the wrapper stopped itself after the work, before its complete marker
-	ProcStopped   EventKind = "proc_stopped"    // the server stopped the process group for a hold
-	ProcResumed   EventKind = "proc_resumed"    // the server continued the process group
-	ProcKilled    EventKind = "proc_killed"     // the server sent SIGKILL to the group; Detail says why
-	ProcExited    EventKind = "proc_exited"     // ExitCode, or Signal if killed by a signal
-	ExitSent      EventKind = "exit_sent"       // exit-status (or exit-signal) written to the channel
-	ExecFinished  EventKind = "exec_finished"   // the server is done with an exec request (every ExecReceived gets one)
-	CaseEnded     EventKind = "case_ended"      // the rig ended the case; everything of it is gone
-	ServerProblem EventKind = "problem"         // something the rig should see; Detail says what
+	ConnAccepted   EventKind = "conn_accepted"   // a proxied connection arrived with a valid preamble
+	ConnRejected   EventKind = "conn_rejected"   // bad preamble or unknown case; Detail says why
+	MomentReached  EventKind = "moment"          // Moment reached; Hold says whether the server is holding
+	Released       EventKind = "released"        // the hold announced by event Ref ended
+	TransportLost  EventKind = "transport_lost"  // first read or write error on the connection
+	AuthAccepted   EventKind = "auth_accepted"   // Detail is the method
+	AuthRejected   EventKind = "auth_rejected"   // Detail is the method and reason
+	SessionOpened  EventKind = "session_open"    // a session channel was requested
+	SessionClosed  EventKind = "session_close"   // the session's handling finished
+	ExecReceived   EventKind = "exec"            // Digest of the command; MarkerID if it is marker-wrapped
+	ExecRefused    EventKind = "exec_refused"    // the server refused to run the command; Detail says why
+	SessionRefused EventKind = "session_refused" // the server rejected a session channel; Detail says why
+	ExecSkipped    EventKind = "exec_skipped"    // hangup: the transport died before the command started
+	ProcSpawned    EventKind = "proc_spawned"    // PID is the process group leader (/bin/sh)
+	ProcStartGate  EventKind = "proc_start_gate" // the wrapper stopped itself right after its start marker
+	ProcWorkDone   EventKind = "proc_work_done"  // the wrapper stopped itself after the work, before its complete marker
+	ProcStopped    EventKind = "proc_stopped"    // the server stopped the process group for a hold
+	ProcResumed    EventKind = "proc_resumed"    // the server continued the process group
+	ProcKilled     EventKind = "proc_killed"     // the server sent SIGKILL to the group; Detail says why
+	ProcExited     EventKind = "proc_exited"     // ExitCode, or Signal if killed by a signal
+	ExitSent       EventKind = "exit_sent"       // exit-status (or exit-signal) written to the channel
+	ExecFinished   EventKind = "exec_finished"   // the server is done with an exec request (every ExecReceived gets one)
+	CaseEnded      EventKind = "case_ended"      // the rig ended the case; everything of it is gone
+	ServerProblem  EventKind = "problem"         // something the rig should see; Detail says what
 )
 
 // Event is one observation of the server, attributed to a case.
@@ -78,6 +79,10 @@ const (
 	OpRelease   Op = "release"  // end the hold announced by event Seq
 	OpEndCase   Op = "end_case" // kill what is left of the case, close its connections, forget it
 	OpPing      Op = "ping"
+	// OpCredential changes a case's credential after it was used once:
+	// Action "expire" moves the case's certificate clock past every
+	// certificate's validity, "revoke" removes the case's own keys.
+	OpCredential Op = "credential"
 )
 
 // Request is a message from the rig to the server.
@@ -90,8 +95,21 @@ type Request struct {
 	User string `json:"user,omitempty"`
 	// Probe marks a case as the rig's own probe connection: it may read the
 	// ledger through the LedgerSubsystem.
-	Probe bool     `json:"probe,omitempty"`
-	Keys  []string `json:"keys,omitempty"` // authorized_keys lines
+	Probe bool `json:"probe,omitempty"`
+	// CaseKeys are authorized_keys lines accepted for this case only, in
+	// addition to the run's keys; CA is a user certificate authority
+	// (authorized_keys format) whose certificates this case accepts.
+	CaseKeys []string `json:"case_keys,omitempty"`
+	CA       string   `json:"ca,omitempty"`
+	// DenyExec: the server refuses every exec request of the case (the user
+	// is authenticated but not allowed to run the command).
+	DenyExec bool `json:"deny_exec,omitempty"`
+	// RejectSession: the server rejects session channels with SSH's
+	// resource-shortage reason (refused for load).
+	RejectSession bool `json:"reject_session,omitempty"`
+	// Action is OpCredential's action: "expire" or "revoke".
+	Action string   `json:"action,omitempty"`
+	Keys   []string `json:"keys,omitempty"` // authorized_keys lines
 }
 
 // Reply answers the request with the same ID.

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -30,6 +32,20 @@ type Spec struct {
 	Cut         fault.Cut // ignored for the none and refuse moments
 	Disposition fault.Disposition
 	OutputBytes int64 // N for the output moment; default 1
+
+	// Credential, when set, gives the case a credential of its own that the
+	// server accepts at set-up (a first connection the rig makes) and
+	// rejects at the tool's call.
+	Credential fault.Credential
+	// Refusal, when set, makes the server refuse the work.
+	Refusal fault.Refusal
+	// Stall: at the moment, nothing is cut; the server holds the command
+	// until the tool has returned (its answer comes later than the tool's
+	// deadline), while the connection stays up and answers keepalives.
+	Stall bool
+	// Host, when set, replaces the host part of the address the tool dials
+	// (an unresolvable name, for a local failure).
+	Host string
 }
 
 // Validate checks the spec's values.
@@ -40,13 +56,16 @@ func (s Spec) Validate() error {
 	if s.Moment < fault.Refuse || s.Moment > fault.None {
 		return fmt.Errorf("engine: invalid moment %d", int(s.Moment))
 	}
-	if s.Moment != fault.None && s.Moment != fault.Refuse {
+	if s.Moment != fault.None && s.Moment != fault.Refuse && !s.Stall {
 		if s.Cut < fault.Reset || s.Cut > fault.KillHelper {
 			return fmt.Errorf("engine: invalid cut %d", int(s.Cut))
 		}
 	}
 	if s.Disposition != 0 && (s.Disposition < fault.Survive || s.Disposition > fault.RemoteKill) {
 		return fmt.Errorf("engine: invalid disposition %d", int(s.Disposition))
+	}
+	if s.Stall && (s.Moment == fault.None || s.Moment == fault.Refuse) {
+		return fmt.Errorf("engine: a stall needs a moment to hold at, not %s", s.Moment)
 	}
 	return nil
 }
@@ -60,6 +79,11 @@ type Run struct {
 	refused    *cutter.Refused
 	addr       string
 	knownHosts string
+	identity   string // the tool's key file: the run's, or the case's own
+	cert       string // the case's certificate file, or ""
+	caseKey    gossh.Signer
+	toolDone   chan struct{} // closed by ToolReturned (a stall ends then)
+	toolOnce   sync.Once
 	ctx        context.Context
 	cancel     context.CancelFunc
 	watchDone  chan struct{} // closed when the case ended or was abandoned
@@ -80,14 +104,16 @@ type Run struct {
 
 // CutRecord is what happened when the server held at the armed moment.
 type CutRecord struct {
-	Moment    fault.Moment `json:"moment"`
-	Kind      fault.Cut    `json:"cut"`
-	Conn      int          `json:"conn"`
-	HoldSeq   uint64       `json:"hold_seq"`
-	EventTime time.Time    `json:"event_time"` // when the server announced the hold
-	Sent      int64        `json:"sent"`       // bytes the server had written on the connection
-	Delivered int64        `json:"delivered"`  // of those, delivered to the client before the cut
-	CutTime   time.Time    `json:"cut_time,omitzero"`
+	Moment fault.Moment `json:"moment"`
+	Kind   fault.Cut    `json:"cut,omitzero"`
+	// Stall: nothing was cut; the server held until the tool returned.
+	Stall     bool      `json:"stall,omitempty"`
+	Conn      int       `json:"conn"`
+	HoldSeq   uint64    `json:"hold_seq"`
+	EventTime time.Time `json:"event_time"` // when the server announced the hold
+	Sent      int64     `json:"sent"`       // bytes the server had written on the connection
+	Delivered int64     `json:"delivered"`  // of those, delivered to the client before the cut
+	CutTime   time.Time `json:"cut_time,omitzero"`
 	// Latency is from the server's announcement to the cut.
 	Latency   time.Duration `json:"latency_ns"`
 	FlushWait time.Duration `json:"flush_wait_ns"`
@@ -111,7 +137,8 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		spec.Disposition = fault.Survive
 	}
 	r := &Run{env: e, spec: spec, watchDone: make(chan struct{}), cutDone: make(chan struct{}),
-		changed: make(chan struct{}, 1), lost: map[int]chan struct{}{}}
+		changed: make(chan struct{}, 1), lost: map[int]chan struct{}{}, toolDone: make(chan struct{}),
+		identity: e.identity}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	// Registered before the server knows the case, so no event is missed.
 	e.runsMu.Lock()
@@ -128,6 +155,14 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	} else {
 		req.Arm = &control.Arm{Disposition: spec.Disposition}
 	}
+	req.DenyExec = spec.Refusal == fault.DenyExec
+	req.RejectSession = spec.Refusal == fault.RejectSession
+	if spec.Credential != 0 {
+		if err := r.makeCredential(&req); err != nil {
+			r.closeLocal()
+			return nil, fmt.Errorf("engine: case %s: credential: %w", spec.ID, err)
+		}
+	}
 	if err := e.ctl.Do(ctx, req); err != nil {
 		r.closeLocal()
 		return nil, err
@@ -140,8 +175,15 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	} else if r.cutter, err = cutter.Listen(e.ep.SSHAddr, spec.ID); err == nil {
 		r.addr = r.cutter.Addr()
 	}
+	if spec.Host != "" && err == nil {
+		_, port, _ := net.SplitHostPort(r.addr)
+		r.addr = net.JoinHostPort(spec.Host, port)
+	}
 	if err == nil {
 		err = r.writeKnownHosts()
+	}
+	if err == nil && spec.Credential != 0 {
+		err = r.useThenSpoil(ctx)
 	}
 	if err != nil {
 		r.abort()
@@ -149,6 +191,87 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	}
 	return r, nil
 }
+
+// makeCredential gives the case a key of its own and, for an expiring
+// certificate, a certificate from the run's CA valid for an hour.
+func (r *Run) makeCredential(req *control.Request) error {
+	priv, signer, err := newKey()
+	if err != nil {
+		return err
+	}
+	block, err := gossh.MarshalPrivateKey(priv, "sshrig case key "+r.spec.ID)
+	if err != nil {
+		return err
+	}
+	r.identity = filepath.Join(r.env.keyDir, "id-"+r.spec.ID)
+	if err := os.WriteFile(r.identity, pem.EncodeToMemory(block), 0o600); err != nil {
+		return err
+	}
+	r.caseKey = signer
+	switch r.spec.Credential {
+	case fault.RevokedKey:
+		req.CaseKeys = []string{string(gossh.MarshalAuthorizedKey(signer.PublicKey()))}
+	case fault.ExpiredCertificate:
+		now := time.Now()
+		cert := &gossh.Certificate{
+			Key:             signer.PublicKey(),
+			Serial:          uint64(now.UnixNano()),
+			CertType:        gossh.UserCert,
+			KeyId:           r.spec.ID,
+			ValidPrincipals: []string{r.env.opts.User},
+			ValidAfter:      uint64(now.Add(-5 * time.Minute).Unix()),
+			ValidBefore:     uint64(now.Add(time.Hour).Unix()),
+		}
+		if err := cert.SignCert(rand.Reader, r.env.ca); err != nil {
+			return err
+		}
+		r.cert = r.identity + "-cert.pub"
+		if err := os.WriteFile(r.cert, gossh.MarshalAuthorizedKey(cert), 0o600); err != nil {
+			return err
+		}
+		if r.caseKey, err = gossh.NewCertSigner(cert, signer); err != nil {
+			return err
+		}
+		req.CA = string(gossh.MarshalAuthorizedKey(r.env.ca.PublicKey()))
+	}
+	return nil
+}
+
+// useThenSpoil proves the case's credential works — a first connection,
+// through the cutter, so the server's events show it accepted — and then
+// spoils it (expires the certificate or revokes the key) before the tool
+// calls. A credential that never worked would test nothing.
+func (r *Run) useThenSpoil(ctx context.Context) error {
+	d := net.Dialer{Timeout: 10 * time.Second}
+	conn, err := d.DialContext(ctx, "tcp", r.addr)
+	if err != nil {
+		return fmt.Errorf("set-up connection: %w", err)
+	}
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	cfg := r.ClientConfig()
+	cfg.Auth = []gossh.AuthMethod{gossh.PublicKeys(r.caseKey)}
+	c, chans, reqs, err := gossh.NewClientConn(conn, r.addr, cfg)
+	if err != nil {
+		conn.Close()
+		return fmt.Errorf("set-up connection: the credential did not work even once: %w", err)
+	}
+	gossh.NewClient(c, chans, reqs).Close()
+	action := "revoke"
+	if r.spec.Credential == fault.ExpiredCertificate {
+		action = "expire"
+	}
+	return r.env.ctl.Do(ctx, control.Request{Op: control.OpCredential, Case: r.spec.ID, Action: action})
+}
+
+// Identity is the private key file the tool must use: the run's, or the
+// case's own for a credential scenario.
+func (r *Run) Identity() string { return r.identity }
+
+// Certificate is the case's certificate file, or "".
+func (r *Run) Certificate() string { return r.cert }
+
+// ToolReturned tells the run the tool has returned; a stall ends then.
+func (r *Run) ToolReturned() { r.toolOnce.Do(func() { close(r.toolDone) }) }
 
 func (r *Run) writeKnownHosts() error {
 	r.knownHosts = filepath.Join(r.env.keyDir, "known_hosts-"+r.spec.ID)
@@ -199,7 +322,11 @@ func (r *Run) handle(evp *control.Event) {
 	}
 	if ev.Kind == control.MomentReached && ev.Hold {
 		r.cuts.Add(1)
-		go r.cutAt(ev)
+		if r.spec.Stall {
+			go r.stallAt(ev)
+		} else {
+			go r.cutAt(ev)
+		}
 	}
 	if ev.Kind == control.CaseEnded {
 		r.stopWatching()
@@ -289,6 +416,31 @@ func lossSeenWhileHeld(m fault.Moment) bool {
 	return m != fault.Accept && m != fault.Handshake
 }
 
+// stallAt keeps the server holding, the connection up, until the tool has
+// returned: the answer comes later than the tool's deadline.
+func (r *Run) stallAt(ev control.Event) {
+	defer r.cuts.Done()
+	rec := &CutRecord{Moment: ev.Moment, Stall: true, Conn: ev.Conn, HoldSeq: ev.Seq, EventTime: ev.Time, Sent: ev.Sent}
+	select {
+	case <-r.toolDone:
+		rec.CutTime = time.Now()
+	case <-r.ctx.Done():
+		rec.Err = "the case ended before the tool returned"
+	}
+	relCtx, relCancel := context.WithTimeout(r.ctx, 10*time.Second)
+	if err := r.env.ctl.Do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
+		rec.Err = "release: " + err.Error()
+	}
+	relCancel()
+	rec.Released = time.Now()
+	r.mu.Lock()
+	if r.cut == nil {
+		r.cut = rec
+		close(r.cutDone)
+	}
+	r.mu.Unlock()
+}
+
 // CutDone is closed once the cut at the armed moment happened (or failed) and
 // the server's hold was released. It never closes for none and refuse.
 func (r *Run) CutDone() <-chan struct{} { return r.cutDone }
@@ -319,6 +471,7 @@ type Evidence struct {
 // truth, ends the case on the server and closes the cutter.
 func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, error) {
 	ev := &Evidence{Spec: r.spec}
+	r.ToolReturned() // whoever finishes is done with the tool
 	// A ping's reply follows every event the server emitted before it, so
 	// afterwards the record is complete up to now.
 	if err := r.env.ctl.Do(ctx, control.Request{Op: control.OpPing}); err != nil {
@@ -465,6 +618,8 @@ func (r *Run) judgeLanding(ev *Evidence) (bool, string) {
 		return false, fmt.Sprintf("the server held at %s, not %s", c.Moment, r.spec.Moment)
 	case c.Err != "":
 		return false, "the cut failed: " + c.Err
+	case c.Stall:
+		return true, ""
 	case r.spec.Cut.DropsTransport() && lossSeenWhileHeld(r.spec.Moment) && !c.ServerSawLoss:
 		return false, fmt.Sprintf("the server did not see its transport drop within %s of the cut", r.env.opts.LossTimeout)
 	}

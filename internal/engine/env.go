@@ -44,6 +44,7 @@ type Env struct {
 	keyDir   string // private: identity file and known_hosts files
 	identity string // the tools' private key file
 	toolKey  gossh.Signer
+	ca       gossh.Signer // signs case certificates
 	probeID  string
 	probe    *gossh.Client
 	probeMu  sync.Mutex
@@ -111,6 +112,9 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	}
 	_, probeSigner, err := newKey()
 	if err != nil {
+		return nil, err
+	}
+	if _, e.ca, err = newKey(); err != nil {
 		return nil, err
 	}
 	keys := []string{

@@ -278,3 +278,73 @@ func names[T fmt.Stringer](vs []T) []string {
 	}
 	return out
 }
+
+// Credential is a credential scenario: a credential the server accepted once,
+// at the case's set-up, and rejects at the real call.
+type Credential int
+
+const (
+	// ExpiredCertificate: an SSH user certificate from the run's CA, valid at
+	// set-up, expired (by the server's clock for the case) at the call.
+	ExpiredCertificate Credential = iota + 1
+	// RevokedKey: a key of the case's own, authorized at set-up and revoked
+	// before the call.
+	RevokedKey
+)
+
+var credentialNames = [...]string{ExpiredCertificate: "expired-certificate", RevokedKey: "revoked-key"}
+
+// Credentials returns every credential scenario.
+func Credentials() []Credential { return []Credential{ExpiredCertificate, RevokedKey} }
+
+func (c Credential) String() string {
+	if c < ExpiredCertificate || c > RevokedKey {
+		return fmt.Sprintf("Credential(%d)", int(c))
+	}
+	return credentialNames[c]
+}
+
+// ParseCredential parses a credential scenario name.
+func ParseCredential(s string) (Credential, error) {
+	for _, c := range Credentials() {
+		if c.String() == s {
+			return c, nil
+		}
+	}
+	return 0, &UnknownValueError{Kind: "credential", Value: s, Valid: names(Credentials())}
+}
+
+// Refusal is a way the server refuses the work for a reason other than a
+// credential.
+type Refusal int
+
+const (
+	// DenyExec: authenticated, but the server refuses to run the command
+	// for this user (its exec request is answered with failure).
+	DenyExec Refusal = iota + 1
+	// RejectSession: the server rejects the session channel with SSH's
+	// resource-shortage reason: refused for load.
+	RejectSession
+)
+
+var refusalNames = [...]string{DenyExec: "deny-exec", RejectSession: "reject-session"}
+
+// Refusals returns every refusal.
+func Refusals() []Refusal { return []Refusal{DenyExec, RejectSession} }
+
+func (r Refusal) String() string {
+	if r < DenyExec || r > RejectSession {
+		return fmt.Sprintf("Refusal(%d)", int(r))
+	}
+	return refusalNames[r]
+}
+
+// ParseRefusal parses a refusal name.
+func ParseRefusal(s string) (Refusal, error) {
+	for _, r := range Refusals() {
+		if r.String() == s {
+			return r, nil
+		}
+	}
+	return 0, &UnknownValueError{Kind: "refusal", Value: s, Valid: names(Refusals())}
+}

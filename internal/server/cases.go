@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	gossh "golang.org/x/crypto/ssh"
+
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/fault"
 )
@@ -12,8 +14,16 @@ import (
 type caseState struct {
 	id    string
 	arm   control.Arm
-	probe bool        // the rig's probe: may use the ledger subsystem
+	probe bool        // the rig's probe
 	fired atomic.Bool // the armed moment was reached once; later ones pass
+
+	// Credentials and refusals of this case (see control.Request).
+	keys          map[string]bool // accepted for this case only, unless revoked
+	ca            gossh.PublicKey // user certificate authority, or nil
+	denyExec      bool
+	rejectSession bool
+	revoked       atomic.Bool
+	clockOffset   atomic.Int64 // added to now when checking certificates (expire)
 
 	endOnce sync.Once
 	ended   chan struct{} // closed when teardown starts
@@ -30,6 +40,7 @@ func newCase(id string, arm control.Arm, probe bool) *caseState {
 		id:    id,
 		arm:   arm,
 		probe: probe,
+		keys:  map[string]bool{},
 		ended: make(chan struct{}),
 		work:  newTracker(),
 		conns: map[int]*tconn{},

@@ -94,10 +94,11 @@ type tconn struct {
 
 	sent atomic.Int64
 
-	mu       sync.Mutex
-	writes   int
-	authOK   bool // authentication succeeded; the next write is USERAUTH_SUCCESS
-	authHeld bool
+	mu          sync.Mutex
+	writes      int
+	authOK      bool // authentication succeeded; the next write is USERAUTH_SUCCESS
+	authHeld    bool
+	authRefusal string // why the last key was refused
 
 	lostOnce sync.Once
 	lost     chan struct{}
@@ -151,13 +152,25 @@ func (t *tconn) authLog(_ gossh.ConnMetadata, method string, err error) {
 		return
 	}
 	if err != nil {
-		t.s.emit(control.Event{Kind: control.AuthRejected, Case: t.c.id, Conn: t.n, Detail: method + ": " + err.Error()})
+		t.mu.Lock()
+		why := t.authRefusal
+		t.mu.Unlock()
+		if why == "" {
+			why = err.Error()
+		}
+		t.s.emit(control.Event{Kind: control.AuthRejected, Case: t.c.id, Conn: t.n, Detail: method + ": " + why})
 		return
 	}
 	t.mu.Lock()
 	t.authOK = true
 	t.mu.Unlock()
 	t.s.emit(control.Event{Kind: control.AuthAccepted, Case: t.c.id, Conn: t.n, Detail: method})
+}
+
+func (t *tconn) setAuthRefusal(why string) {
+	t.mu.Lock()
+	t.authRefusal = why
+	t.mu.Unlock()
 }
 
 func (t *tconn) markLost(err error) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
@@ -286,13 +287,46 @@ func (s *Server) emitHold(e control.Event, h *hold) uint64 {
 	return e.Seq
 }
 
+// checkKey accepts the run's keys, the case's own keys (until revoked) and
+// certificates signed by the case's CA (valid by the case's clock). It
+// records why it refused, for the auth_rejected event.
 func (s *Server) checkKey(ctx gliderssh.Context, key gliderssh.PublicKey) bool {
+	tc := ctx.Value(connKey{}).(*tconn)
+	c := tc.c
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.user != "" && ctx.User() != s.user {
+	user, runKey := s.user, s.keys[string(key.Marshal())]
+	s.mu.Unlock()
+	refuse := func(why string) bool {
+		tc.setAuthRefusal(why)
 		return false
 	}
-	return s.keys[string(key.Marshal())]
+	if user != "" && ctx.User() != user {
+		return refuse(fmt.Sprintf("unknown user %q", ctx.User()))
+	}
+	if cert, ok := key.(*gossh.Certificate); ok {
+		if c.ca == nil {
+			return refuse("certificates are not accepted for this case")
+		}
+		offset := time.Duration(c.clockOffset.Load())
+		checker := gossh.CertChecker{
+			IsUserAuthority: func(auth gossh.PublicKey) bool { return bytes.Equal(auth.Marshal(), c.ca.Marshal()) },
+			Clock:           func() time.Time { return time.Now().Add(offset) },
+		}
+		if err := checker.CheckCert(ctx.User(), cert); err != nil {
+			return refuse("certificate refused: " + err.Error())
+		}
+		return true
+	}
+	if runKey {
+		return true
+	}
+	if c.keys[string(key.Marshal())] {
+		if c.revoked.Load() {
+			return refuse("key revoked")
+		}
+		return true
+	}
+	return refuse("key not authorized")
 }
 
 // controlHandler serves the rig's requests.
@@ -326,6 +360,25 @@ func (h *controlHandler) Handle(req control.Request) error {
 			return fmt.Errorf("no hold %d for case %q", req.Seq, req.Case)
 		}
 		hd.release()
+		return nil
+	case control.OpCredential:
+		s.mu.Lock()
+		c := s.cases[req.Case]
+		s.mu.Unlock()
+		if c == nil {
+			return fmt.Errorf("unknown case %q", req.Case)
+		}
+		switch req.Action {
+		case "expire":
+			// Every certificate the rig issues is valid for an hour; two
+			// days on, all of them have expired.
+			c.clockOffset.Store(int64(48 * time.Hour))
+		case "revoke":
+			c.revoked.Store(true)
+		default:
+			return fmt.Errorf("unknown credential action %q (valid: expire, revoke)", req.Action)
+		}
+		s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Detail: "credential " + req.Action + "d by the rig"})
 		return nil
 	case control.OpEndCase:
 		s.mu.Lock()
@@ -389,6 +442,22 @@ func (s *Server) setupCase(req control.Request) error {
 	if _, ok := s.cases[req.Case]; ok {
 		return fmt.Errorf("case %q already set up", req.Case)
 	}
-	s.cases[req.Case] = newCase(req.Case, arm, req.Probe)
+	c := newCase(req.Case, arm, req.Probe)
+	for i, line := range req.CaseKeys {
+		k, _, _, _, err := gossh.ParseAuthorizedKey([]byte(line))
+		if err != nil {
+			return fmt.Errorf("case key %d: %v", i+1, err)
+		}
+		c.keys[string(k.Marshal())] = true
+	}
+	if req.CA != "" {
+		k, _, _, _, err := gossh.ParseAuthorizedKey([]byte(req.CA))
+		if err != nil {
+			return fmt.Errorf("ca: %v", err)
+		}
+		c.ca = k
+	}
+	c.denyExec, c.rejectSession = req.DenyExec, req.RejectSession
+	s.cases[req.Case] = c
 	return nil
 }

@@ -49,6 +49,13 @@ func (s *Server) handleChannel(srv *gliderssh.Server, conn *gossh.ServerConn, ne
 	defer c.work.leave()
 	ss := &sessionState{id: c.newSession(), tc: tc, execDone: make(chan struct{})}
 	s.emit(control.Event{Kind: control.SessionOpened, Case: c.id, Conn: tc.n, Session: ss.id})
+	if c.rejectSession {
+		const why = "server busy: too many sessions; retry later"
+		s.emit(control.Event{Kind: control.SessionRefused, Case: c.id, Conn: tc.n, Session: ss.id, Detail: "resource-shortage: " + why})
+		newChan.Reject(gossh.ResourceShortage, why)
+		s.emit(control.Event{Kind: control.SessionClosed, Case: c.id, Conn: tc.n, Session: ss.id})
+		return
+	}
 	s.reach(c, tc, ss.id, fault.Channel)
 	if !c.isEnded() && !tc.isLost() {
 		gliderssh.DefaultSessionHandler(srv, conn, newChan, &sessionContext{Context: ctx, ss: ss})
@@ -70,6 +77,14 @@ func (s *Server) allowSessionRequest(sess gliderssh.Session, requestType string)
 		return false
 	}
 	if requestType != "exec" {
+		return false
+	}
+	if c := ss.tc.c; c.denyExec {
+		cmd := sess.RawCommand()
+		spec, _ := markers.Unwrap(cmd)
+		sum := sha256.Sum256([]byte(cmd))
+		s.emit(control.Event{Kind: control.ExecRefused, Case: c.id, Conn: ss.tc.n, Session: ss.id,
+			Digest: hex.EncodeToString(sum[:]), MarkerID: spec.ID, Detail: "denied: this user may not run this command"})
 		return false
 	}
 	if !ss.tc.c.work.enter() {

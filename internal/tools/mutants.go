@@ -140,6 +140,55 @@ func Mutants() []Mutant {
 			}),
 		},
 		{
+			name:    "conflates-credential-and-permission",
+			defect:  "reports a rejected credential as authorization_denied and a denied command as authentication_failed",
+			catches: verdict.AssertCategory,
+			run: honest(Client{}, func(_ Attempt, r *result.Result, _ tool.Target) {
+				switch r.Category {
+				case result.AuthenticationFailed:
+					r.Category = result.AuthorizationDenied
+				case result.AuthorizationDenied:
+					r.Category = result.AuthenticationFailed
+				}
+			}),
+		},
+		{
+			name:    "retries-rejected-credential",
+			defect:  "tries the same credential again after the server rejected it",
+			catches: verdict.AssertNoBlind,
+			run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+				c := Client{}
+				a := c.Attempt(ctx, t)
+				if a.AuthRejected {
+					fmt.Fprintln(stderr, "credential rejected; trying again")
+					a = c.Attempt(ctx, t)
+				}
+				cat, retry, msg := Classify(a)
+				report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
+					Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+			},
+		},
+		{
+			name:    "acts-on-malformed-id",
+			defect:  "when the answer has no usable id it falls back to the request's id (response.id || request.id) and attaches a note to that record anyway",
+			catches: verdict.AssertNoBlind,
+			run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+				c := Client{}
+				a := c.Attempt(ctx, t)
+				if a.ContractErr != nil {
+					guess := "rec-" + t.CorrelationID
+					follow := t
+					follow.Command = "printf 'note attached to %s\n' " + guess
+					fmt.Fprintf(stderr, "answer unusable (%v); guessing id %s\n", a.ContractErr, guess)
+					a.ContractErr = nil
+					c.Attempt(ctx, follow)
+				}
+				cat, retry, msg := Classify(a)
+				report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
+					Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+			},
+		},
+		{
 			name:    "drops-correlation-id",
 			defect:  "drops the correlation id it was given and reports one of its own",
 			catches: verdict.AssertEvidence,

@@ -14,6 +14,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -38,10 +39,14 @@ func DeadlinesFor(budget time.Duration) Deadlines {
 		budget = 30 * time.Second
 	}
 	clamp := func(d, lo, hi time.Duration) time.Duration { return min(max(d, lo), hi) }
+	// The handshake gets two fifths of the budget: on a loaded machine (CI
+	// running the race detector on two cores) a key exchange that takes 3 ms
+	// idle has been seen to take over a second. Liveness is a seventh: a
+	// dead transport is noticed within about 1.5 liveness periods.
 	return Deadlines{
 		Connect:   clamp(budget/5, 100*time.Millisecond, 10*time.Second),
-		Handshake: clamp(budget/5, 100*time.Millisecond, 15*time.Second),
-		Liveness:  clamp(budget/10, 100*time.Millisecond, 15*time.Second),
+		Handshake: clamp(budget*2/5, 100*time.Millisecond, 15*time.Second),
+		Liveness:  clamp(budget/7, 100*time.Millisecond, 15*time.Second),
 		Total:     budget,
 	}
 }
@@ -71,6 +76,9 @@ type Attempt struct {
 	ExitReceived bool
 	ExitCode     int
 	ExitSignal   string
+	// ContractErr is set when the command exited 0 but its answer breaks the
+	// operation's contract (package operations).
+	ContractErr error
 	// Specific refusals, established from typed errors and connection state.
 	HostKeyMismatch bool
 	AuthRejected    bool
@@ -105,7 +113,7 @@ func (c Client) Attempt(ctx context.Context, t tool.Target) Attempt {
 	}
 	a := Attempt{Phase: PhaseSetup}
 
-	signer, err := loadSigner(t.Identity)
+	signer, err := loadSigner(t.Identity, t.Certificate)
 	if err != nil {
 		a.Err = err
 		return a
@@ -213,6 +221,7 @@ func (c Client) Attempt(ctx context.Context, t tool.Target) Attempt {
 	switch {
 	case err == nil:
 		a.Phase, a.ExitReceived = PhaseDone, true
+		_, a.ContractErr = operations.Check(t.Operation, a.Stdout)
 	case errors.As(err, &exitErr):
 		a.Phase, a.ExitReceived = PhaseDone, true
 		a.ExitCode, a.ExitSignal = exitErr.ExitStatus(), exitErr.Signal()
@@ -234,7 +243,8 @@ func isTransportError(err error) bool {
 		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }
 
-func loadSigner(path string) (gossh.Signer, error) {
+// loadSigner reads the identity and, when there is one, its certificate.
+func loadSigner(path, certPath string) (gossh.Signer, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("identity: %w", err)
@@ -245,7 +255,22 @@ func loadSigner(path string) (gossh.Signer, error) {
 		// the file: say only what failed.
 		return nil, errors.New("identity: not a usable private key")
 	}
-	return s, nil
+	if certPath == "" {
+		return s, nil
+	}
+	cb, err := os.ReadFile(certPath)
+	if err != nil {
+		return nil, fmt.Errorf("certificate: %w", err)
+	}
+	pub, _, _, _, err := gossh.ParseAuthorizedKey(cb)
+	if err != nil {
+		return nil, fmt.Errorf("certificate: %v", err)
+	}
+	cert, ok := pub.(*gossh.Certificate)
+	if !ok {
+		return nil, errors.New("certificate: the file holds a plain key, not a certificate")
+	}
+	return gossh.NewCertSigner(cert, s)
 }
 
 // watchdog closes the client when keepalives go unanswered or the budget ends.
@@ -339,6 +364,10 @@ func Classify(a Attempt) (result.Category, result.Retry, string) {
 	switch {
 	case a.ExitReceived && a.ExitSignal != "":
 		return result.ConfirmedFailure, result.Never, "the remote command was killed by signal " + a.ExitSignal
+	case a.ExitReceived && a.ExitCode == 0 && a.ContractErr != nil:
+		// A parser that succeeded does not make an answer usable: nothing
+		// may be built on a value the contract does not vouch for.
+		return result.MalformedResponse, result.Never, "the remote command exited 0 but its answer is unusable: " + a.ContractErr.Error()
 	case a.ExitReceived && a.ExitCode == 0:
 		return result.Succeeded, result.Never, "the remote command exited 0"
 	case a.ExitReceived:

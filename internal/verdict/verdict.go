@@ -47,6 +47,8 @@ const (
 	RuleBlindRetry      = "blind_retry"
 	RuleHang            = "hang"
 	RuleLeftRunning     = "left_running"
+	RuleFollowUp        = "follow_up_on_guess"
+	RuleRetryRejected   = "retry_after_rejection"
 	RuleCorrelationID   = "correlation_id"
 	RuleOperation       = "operation"
 	RuleSecret          = "secret"
@@ -120,6 +122,12 @@ type Input struct {
 	// between the first and the next.
 	Attempts      int
 	ProbedBetween bool
+	// FollowUps counts commands the tool ran after an answer whose contract
+	// it could not trust (set only for such cases).
+	FollowUps int
+	// CredentialRetries counts connections, after the first, on which the
+	// server rejected the same case's credential again.
+	CredentialRetries int
 
 	Secrets []Secret
 }
@@ -194,6 +202,13 @@ func Judge(in Input) Verdict {
 	// Assertion 2: one execution per correlation id unless reconciled.
 	if in.Attempts > 1 && !in.ProbedBetween {
 		add(AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between", in.Attempts, in.CorrelationID)
+	}
+
+	if in.FollowUps > 0 {
+		add(AssertNoBlind, RuleFollowUp, "after an answer that breaks the operation's contract the tool ran %d more command(s) on the server, built on a value it could not trust", in.FollowUps)
+	}
+	if in.CredentialRetries > 0 {
+		add(AssertNoBlind, RuleRetryRejected, "the tool tried the rejected credential again %d more time(s); a rejected credential needs an authorised recovery path, not a retry", in.CredentialRetries)
 	}
 
 	// Assertion 4.
