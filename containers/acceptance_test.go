@@ -22,7 +22,6 @@ import (
 	"github.com/sshrig/sshrig/tool"
 )
 
-
 func selectCases(t testing.TB, globs []string) []rig.Case {
 	t.Helper()
 	cases, err := rig.Select(rig.DefaultMatrix(), globs)

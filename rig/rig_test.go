@@ -130,7 +130,6 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-
 func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *Report {
 	t.Helper()
 	cases, err := Select(DefaultMatrix(), globs)
