@@ -43,6 +43,9 @@ type Case struct {
 	Fixture operations.Fixture
 	// Stall: nothing is cut; the answer comes after the tool's deadline (C05).
 	Stall bool
+	// Scenario, when set, makes the case a step sequence for agent-like
+	// tools (ScenarioRecordNote).
+	Scenario string
 	// Host replaces the host the tool dials (C01: UnresolvableHost).
 	Host string
 	// Budget overrides the run's deadline for this case.
@@ -72,6 +75,12 @@ func (c Case) Expectation() *verdict.Expectation {
 	return nil
 }
 
+// ScenarioRecordNote is the step sequence of seed 003: create a record, read
+// it back, attach a note. The tool gets the create as its command, and a
+// lookup (a probe) and the note (a mutation, with {id}) as Target.Lookup and
+// Target.FollowUp.
+const ScenarioRecordNote = "record-note"
+
 // DefaultOperation is the operation name of the default workload.
 const DefaultOperation = "run_workload"
 
@@ -85,6 +94,8 @@ func (c Case) Workload(id string) string {
 	switch {
 	case c.Command != "":
 		return c.Command
+	case c.Scenario != "":
+		return operations.CreateAndStore(id)
 	case c.Fixture != "":
 		return operations.Command(c.Fixture.Body(id))
 	case c.Operation == operations.CreateRecord:
@@ -233,9 +244,10 @@ func Applies(c Case, t tool.Tool) (bool, string) {
 // MutantCases names a small set of default-matrix cases that together expose
 // the defect of every built-in mutant: a cut while the command runs, under a
 // reset and a blackhole; a cut at exec with hangup; a cut before the exec
-// request; the baselines; a rejected credential, a denied command and a
-// broken answer. Tests of every target use it to keep mutant runs short.
+// request; the baselines; a rejected credential, a denied command, a broken
+// answer and a step sequence. Tests of every target use it to keep mutant
+// runs short.
 func MutantCases() []string {
 	return []string{"started.reset.survive", "started.blackhole.survive", "exec.reset.hangup", "channel.reset.survive",
-		"none.exit0", "none.exit3", "c02.revoked-key", "c03.denied-exec", "c04.id-null"}
+		"none.exit0", "none.exit3", "c02.revoked-key", "c03.denied-exec", "c04.id-null", "steps.record-note.finished"}
 }

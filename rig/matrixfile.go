@@ -49,7 +49,7 @@ const UnresolvableHost = "sshrig-unresolvable..invalid"
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "stall", "host", "budget", "expect", "notes",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "stall", "host", "budget", "expect", "notes",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -348,6 +348,13 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 				}
 				c.Fixture = fx
 			}
+		case "scenario":
+			if s, ok := l.str(v, field); ok {
+				if s != ScenarioRecordNote {
+					l.fail(v.GetToken(), field, "unknown scenario %q (valid: %s)", s, ScenarioRecordNote)
+				}
+				c.Scenario = s
+			}
 		case "stall":
 			if b, ok := l.boolean(v, field); ok {
 				c.Stall = b
@@ -392,7 +399,7 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 	}
 	if c.Operation == "" {
 		c.Operation = DefaultOperation
-		if c.Fixture != "" {
+		if c.Fixture != "" || c.Scenario != "" {
 			c.Operation = operations.CreateRecord
 		}
 	}
@@ -500,6 +507,16 @@ func (l *loader) checkCase(path string, n ast.Node, c Case, pos fieldPos) {
 		}
 		if c.ExitCode != 0 {
 			l.fail(at("exit_code"), path+".exit_code", "a fixture answers with exit status 0")
+		}
+	}
+	if c.Scenario != "" {
+		if c.Operation != "" && c.Operation != operations.CreateRecord {
+			l.fail(at("scenario"), path+".scenario", "the %s scenario's first step is operation %s, not %s", c.Scenario, operations.CreateRecord, c.Operation)
+		}
+		for _, f := range []string{"command", "fixture", "credential", "refusal", "exit_code"} {
+			if _, ok := pos[f]; ok {
+				l.fail(at(f), path+"."+f, "a scenario defines its own commands and answers: leave %s out", f)
+			}
 		}
 	}
 	if _, ok := pos["command"]; ok && c.ExitCode != 0 {

@@ -18,12 +18,15 @@ const ReportVersion = 1
 
 // Report is report.json.
 type Report struct {
-	Version   int          `json:"version"`
-	Tool      string       `json:"tool"`
-	Target    string       `json:"target"`
-	Where     string       `json:"where"`
-	Started   time.Time    `json:"started"`
-	Budget    string       `json:"budget"`
+	Version int       `json:"version"`
+	Tool    string    `json:"tool"`
+	Target  string    `json:"target"`
+	Where   string    `json:"where"`
+	Started time.Time `json:"started"`
+	Budget  string    `json:"budget"`
+	// LogHead is the event log's head, "seq:hash": sshrig verify checks the
+	// log against it, so a cut tail is detected.
+	LogHead   string       `json:"log_head,omitempty"`
 	Preflight Preflight    `json:"preflight"`
 	Summary   Summary      `json:"summary"`
 	Cases     []CaseReport `json:"cases"`
@@ -77,6 +80,7 @@ type CaseReport struct {
 	ParseError    string              `json:"parse_error,omitempty"`
 	Truth         *TruthReport        `json:"truth"`
 	Violations    []verdict.Violation `json:"violations"`
+	Steps         string              `json:"steps,omitempty"` // a step sequence's path
 	Reason        string              `json:"reason,omitempty"`
 	DurationMS    int64               `json:"duration_ms"`
 	ToolMS        int64               `json:"tool_ms"`

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
@@ -51,8 +52,8 @@ func TestDefaultMatrix(t *testing.T) {
 			t.Errorf("stable id %s missing", id)
 		}
 	}
-	if len(cases) != 77 {
-		t.Errorf("%d cases, want 77 (update docs and this test together)", len(cases))
+	if len(cases) != 79 {
+		t.Errorf("%d cases, want 79 (update docs and this test together)", len(cases))
 	}
 	// The file holds every transport row the generator knows.
 	byID := map[string]Case{}
@@ -176,7 +177,7 @@ func TestReferenceStable(t *testing.T) {
 	}
 	for i := 0; i < reps; i++ {
 		rep := runTool(t, tools.Reference{}, nil, nil)
-		if rep.Summary.Pass+rep.Summary.Skipped != rep.Summary.Cases || rep.Summary.Pass != 62 {
+		if rep.Summary.Pass+rep.Summary.Skipped != rep.Summary.Cases || rep.Summary.Pass != 64 {
 			for _, c := range rep.Cases {
 				if c.Verdict != verdict.Pass && c.Verdict != verdict.Skipped {
 					t.Errorf("run %d: %s %s: %v %s", i+1, c.ID, c.Verdict, c.Violations, c.Reason)
@@ -387,5 +388,31 @@ func TestMatrixDocFields(t *testing.T) {
 	// The example in the doc loads as written.
 	if _, err := LoadMatrixFile("../docs/examples/matrix.yaml"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMissingResultEventFailsEvidence: the verdict checks the event log; a
+// case whose result event never reached it fails assertion 4, the others pass.
+func TestMissingResultEventFailsEvidence(t *testing.T) {
+	dir, err := CreateRunDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir.Filter = func(e eventlog.Entry) bool {
+		return !(e.Event == "result" && e.Case == "started.reset.survive")
+	}
+	rep := runTool(t, tools.Reference{}, []string{"started.reset.survive", "none.exit0"}, dir)
+	dir.Close()
+	for _, c := range rep.Cases {
+		switch c.ID {
+		case "started.reset.survive":
+			if c.Verdict != verdict.Fail || len(c.Violations) != 1 || c.Violations[0].Assertion != verdict.AssertEvidence || c.Violations[0].Rule != verdict.RuleLogMissing {
+				t.Errorf("%s: %s %v; want a fail on evidence/log_missing", c.ID, c.Verdict, c.Violations)
+			}
+		default:
+			if c.Verdict != verdict.Pass {
+				t.Errorf("%s: %s %v", c.ID, c.Verdict, c.Violations)
+			}
+		}
 	}
 }

@@ -2,6 +2,8 @@ package rig
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +13,9 @@ import (
 
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
@@ -100,6 +104,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &runner{o: o, env: env, secrets: secrets}
 	if o.Out != nil {
+		o.Out.AddSecrets(secrets)
 		tap := env.Control().Tap()
 		r.tapDone = make(chan struct{})
 		go r.logEvents(tap)
@@ -154,6 +159,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep.Cases = reports
 	rep.summarize(time.Since(started))
 	return rep, nil
+}
+
+// log writes an entry of the rig's to the run's event log, if it keeps one.
+func (r *runner) log(source, event, correlationID string, data map[string]any) {
+	if r.o.Out != nil {
+		r.o.Out.Log(source, event, correlationID, data)
+	}
 }
 
 type runner struct {
@@ -223,7 +235,7 @@ func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
 	if err != nil {
 		return tool.Target{}, err
 	}
-	return tool.Target{
+	t := tool.Target{
 		Addr:          run.Addr(),
 		User:          r.env.User(),
 		Identity:      run.Identity(),
@@ -233,7 +245,12 @@ func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
 		Operation:     c.Operation,
 		Command:       cmd,
 		Deadline:      r.budget(c),
-	}, nil
+	}
+	if c.Scenario == ScenarioRecordNote {
+		t.Lookup = operations.Lookup(run.Spec().ID)
+		t.FollowUp = operations.FollowUpTemplate
+	}
+	return t, nil
 }
 
 func (r *runner) budget(c Case) time.Duration {
@@ -263,6 +280,9 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		return cr
 	}
 
+	if r.o.Out != nil {
+		r.o.Out.Bind(id, c.ID)
+	}
 	run, err := r.env.Begin(ctx, c.spec(id))
 	if err != nil {
 		return inconclusive("could not set the case up: " + err.Error())
@@ -272,7 +292,22 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		run.Finish(ctx, 0)
 		return inconclusive("could not wrap the workload: " + err.Error())
 	}
+	built := map[string]any{"operation": c.Operation, "moment": c.Moment.String(), "cut": cutName(c),
+		"disposition": c.Disposition.String(), "command_sha256": sha256Hex(t.Command), "deadline_ms": t.Deadline.Milliseconds()}
+	if r.o.Out != nil && r.o.Out.LogCommands {
+		built["command"] = t.Command
+	}
+	r.log(eventlog.SourceRig, "request_built", id, built)
+	r.log(eventlog.SourceRig, "dispatch_started", id, map[string]any{"tool": r.o.Tool.Name()})
 	tr, toolDone := r.invoke(ctx, run, t)
+	returned := map[string]any{"duration_ms": tr.duration.Milliseconds(), "hung": tr.hung, "stdout_bytes": tr.stdoutBytes}
+	if tr.exit != nil {
+		returned["exit_code"], returned["pid"] = tr.exit.ExitCode, tr.exit.PID
+		if tr.exit.Signal != "" {
+			returned["signal"] = tr.exit.Signal
+		}
+	}
+	r.log(eventlog.SourceTool, "tool_returned", id, returned)
 	if tr.exit != nil && tr.exit.StartErr != "" {
 		run.Finish(ctx, 0)
 		return inconclusive("could not start the tool: " + tr.exit.StartErr)
@@ -299,8 +334,31 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		// The case's own key is as secret as the run's.
 		if own, err := secretsOf(t.Identity); err == nil {
 			secrets = append(append([]verdict.Secret(nil), secrets...), own...)
+			if r.o.Out != nil {
+				r.o.Out.AddSecrets(own)
+			}
 		}
 	}
+	if ev.Cut != nil {
+		r.log(eventlog.SourceRig, "cut", id, map[string]any{"moment": ev.Cut.Moment.String(), "cut": cutName(c), "conn": ev.Cut.Conn,
+			"latency_us": ev.Cut.Latency.Microseconds(), "landed": ev.Landed, "not_landed": ev.NotLanded})
+	}
+	probe := map[string]any{"state": string(ev.Truth.State), "starts": ev.Truth.Starts, "completes": ev.Truth.Completes,
+		"agree": ev.Truth.Agree(), "settled": ev.Settled}
+	if ev.Truth.ExitCode != nil {
+		probe["exit_code"] = *ev.Truth.ExitCode
+	}
+	if ev.ProbeErr != "" {
+		probe["error"] = ev.ProbeErr
+	}
+	r.log(eventlog.SourceRig, "reconcile_probe", id, probe)
+	observed := map[string]any{}
+	if rr, perr := result.Parse(tr.stdout); perr != nil {
+		observed["parse_error"] = perr.Error()
+	} else {
+		observed["ok"], observed["category"], observed["retry"], observed["correlation_id"] = rr.OK, string(rr.Category), string(rr.Retry), rr.CorrelationID
+	}
+	r.log(eventlog.SourceRig, "result", id, observed)
 	in := verdict.Input{
 		Moment:            c.Moment,
 		Cut:               c.Cut,
@@ -321,6 +379,13 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	}
 	if c.Fixture != "" {
 		in.FollowUps = followUps(ev.Events, id)
+	}
+	if c.Scenario != "" {
+		in.Steps, in.ProbedBetween = scenarioSteps(ev.Events, t, id)
+		in.FirstUnknown = ev.Landed && knowledge == fault.RequestSent
+	}
+	if r.o.Out != nil {
+		in.Log = &verdict.LogRecord{CorrelationID: r.o.Out.Logged(id, "request_built"), Result: r.o.Out.Logged(id, "result")}
 	}
 	if c.Credential != 0 {
 		if why := credentialTested(ev.Events); why != "" {
@@ -345,7 +410,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		cr.Expected = Expected{Category: cat, Retry: retry}
 	}
 	// The report never carries key material, even when the tool printed it.
-	cr.Verdict, cr.Grade, cr.Violations = v.Status, v.Grade, v.Violations
+	cr.Verdict, cr.Grade, cr.Violations, cr.Steps = v.Status, v.Grade, v.Violations, v.Path
 	cr.Reported = redactResult(v.Reported, secrets)
 	cr.ParseError = string(redact([]byte(v.ParseError), secrets))
 	if e := in.Expect; e != nil {
@@ -355,6 +420,11 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		cr.Reason = v.Reason
 	}
 	cr.Truth = truthReport(ev.Truth, ev.ProbeErr == "")
+	rules := []string{}
+	for _, x := range v.Violations {
+		rules = append(rules, x.Assertion+"/"+x.Rule)
+	}
+	r.log(eventlog.SourceRig, "verdict", id, map[string]any{"verdict": string(v.Status), "grade": string(v.Grade), "violations": rules})
 	cr.DurationMS = time.Since(start).Milliseconds()
 	cr.ToolMS = tr.duration.Milliseconds()
 	if ev.Cut != nil {
@@ -374,6 +444,11 @@ func cutName(c Case) string {
 		return ""
 	}
 	return c.Cut.String()
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 // serverGone explains, when the server is no longer running (a container
@@ -396,6 +471,57 @@ func (r *runner) serverGone(ctx context.Context) string {
 		}
 	}
 	return msg
+}
+
+// scenarioSteps classifies, in the server's order, the commands the tool ran
+// for a step sequence: the create (by its marker id), the lookup and the note
+// on the true record (by digest); anything else is unknown. A lookup found
+// the record when a create had exited 0 before it arrived. probed says a
+// lookup ran between the first create and a later one.
+func scenarioSteps(events []control.Event, t tool.Target, id string) (steps []verdict.Step, probed bool) {
+	lookup, note := sha256Hex(t.Lookup), sha256Hex(operations.FollowUp(operations.RecordID(id)))
+	createPIDs := map[int]bool{}
+	type key struct{ conn, session int }
+	creating := map[key]bool{}
+	created := false
+	for _, e := range events {
+		k := key{e.Conn, e.Session}
+		switch e.Kind {
+		case control.ExecReceived:
+			switch {
+			case e.MarkerID == id:
+				steps = append(steps, verdict.Step{Op: verdict.StepCreate})
+				creating[k] = true
+			case e.Digest == lookup:
+				steps = append(steps, verdict.Step{Op: verdict.StepLookup, Found: created})
+			case e.Digest == note:
+				steps = append(steps, verdict.Step{Op: verdict.StepNote})
+			default:
+				steps = append(steps, verdict.Step{Op: verdict.StepUnknown})
+			}
+		case control.ProcSpawned:
+			if creating[k] {
+				createPIDs[e.PID] = true
+			}
+		case control.ProcExited:
+			if createPIDs[e.PID] && e.ExitCode != nil && *e.ExitCode == 0 {
+				created = true
+			}
+		}
+	}
+	seenCreate, lookedUp := false, false
+	for _, s := range steps {
+		switch s.Op {
+		case verdict.StepCreate:
+			if seenCreate && lookedUp {
+				probed = true
+			}
+			seenCreate = true
+		case verdict.StepLookup:
+			lookedUp = seenCreate
+		}
+	}
+	return steps, probed
 }
 
 // followUps counts exec requests other than the operation's own command.

@@ -2,6 +2,7 @@ package rig
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/tool"
@@ -18,15 +20,28 @@ import (
 
 // RunDir is a run's output directory:
 //
-//	report.json         the report
-//	events.jsonl        every server event of the run, one JSON object per line
+//	report.json         the report, with the event log's head (seq:hash)
+//	events.jsonl        the hash-chained event log of the run (package
+//	                    eventlog): the rig's, the server's and the tool's
+//	                    events; verify it with sshrig verify
 //	transcripts/ID.json per case: the tool's output, the server's events, the cut, the truth
 type RunDir struct {
 	Path string
+	// LogCommands puts the text of commands in the log; by default only
+	// their operation name and digest appear (command text may carry data
+	// nobody meant to log).
+	LogCommands bool
+	// Filter, when set, decides which entries reach the log. A run never
+	// needs it; tests use it to show that a missing event fails assertion 4.
+	Filter func(eventlog.Entry) bool
 
-	mu     sync.Mutex
-	events *os.File
-	err    error
+	log *eventlog.Writer
+
+	mu      sync.Mutex
+	cases   map[string]string          // correlation id -> case id
+	logged  map[string]map[string]bool // correlation id -> events written
+	secrets []verdict.Secret
+	err     error
 }
 
 // DefaultRunDir is a new dated directory under base (./sshrig-runs).
@@ -34,30 +49,117 @@ func DefaultRunDir(base string, now time.Time) string {
 	return filepath.Join(base, now.UTC().Format("20060102-150405.000"))
 }
 
-// CreateRunDir creates the directory (and transcripts/) and opens the event log.
+// CreateRunDir creates the directory (and transcripts/) and a new event log.
 func CreateRunDir(path string) (*RunDir, error) {
 	if err := os.MkdirAll(filepath.Join(path, "transcripts"), 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(path, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	w, err := eventlog.Create(filepath.Join(path, eventlog.FileName))
 	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("%s already holds a run (events.jsonl exists): choose a new directory", path)
+		}
 		return nil, err
 	}
-	return &RunDir{Path: path, events: f}, nil
+	d := &RunDir{Path: path, log: w, cases: map[string]string{}, logged: map[string]map[string]bool{}}
+	// The log never carries key material, whatever a tool printed.
+	w.SetRedactor(func(line []byte) []byte {
+		d.mu.Lock()
+		secrets := d.secrets
+		d.mu.Unlock()
+		return redact(line, jsonSecrets(secrets))
+	})
+	return d, nil
 }
 
-// LogEvent appends a server event to events.jsonl. Commands appear by digest
-// only: the server's events never carry command text.
-func (d *RunDir) LogEvent(e control.Event) {
-	b, err := json.Marshal(e)
+// jsonSecrets adds the JSON-escaped form of each secret: in the log, strings
+// are JSON.
+func jsonSecrets(secrets []verdict.Secret) []verdict.Secret {
+	out := append([]verdict.Secret(nil), secrets...)
+	for _, s := range secrets {
+		if q, err := json.Marshal(string(s.Data)); err == nil && len(q) > 2 && string(q[1:len(q)-1]) != string(s.Data) {
+			out = append(out, verdict.Secret{Name: s.Name, Data: q[1 : len(q)-1]})
+		}
+	}
+	return out
+}
+
+// AddSecrets adds things the log must never contain.
+func (d *RunDir) AddSecrets(s []verdict.Secret) {
+	d.mu.Lock()
+	d.secrets = append(d.secrets, s...)
+	d.mu.Unlock()
+}
+
+// Bind attributes a correlation id to its case in the log.
+func (d *RunDir) Bind(correlationID, caseID string) {
+	d.mu.Lock()
+	d.cases[correlationID] = caseID
+	d.mu.Unlock()
+}
+
+// Log appends one entry.
+func (d *RunDir) Log(source, event, correlationID string, data map[string]any) {
+	d.mu.Lock()
+	caseID := d.cases[correlationID]
+	d.mu.Unlock()
+	e := eventlog.Entry{Source: source, Event: event, Case: caseID, CorrelationID: correlationID, Data: data}
+	if d.Filter != nil && !d.Filter(e) {
+		return
+	}
+	_, err := d.log.Append(e)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err == nil {
-		_, err = d.events.Write(append(b, '\n'))
+	if err != nil {
+		if d.err == nil {
+			d.err = fmt.Errorf("event log: %w", err)
+		}
+		return
 	}
-	if err != nil && d.err == nil {
-		d.err = err
+	if correlationID != "" {
+		if d.logged[correlationID] == nil {
+			d.logged[correlationID] = map[string]bool{}
+		}
+		d.logged[correlationID][event] = true
 	}
+}
+
+// Logged reports whether an event was written for the correlation id.
+func (d *RunDir) Logged(correlationID, event string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.logged[correlationID][event]
+}
+
+// LogEvent appends a server event. Commands appear by digest only: the
+// server's events never carry command text.
+func (d *RunDir) LogEvent(e control.Event) {
+	data := map[string]any{"server_seq": e.Seq, "server_time": e.Time.UTC().Format(time.RFC3339Nano)}
+	add := func(k string, v any, zero bool) {
+		if !zero {
+			data[k] = v
+		}
+	}
+	add("conn", e.Conn, e.Conn == 0)
+	add("session", e.Session, e.Session == 0)
+	add("moment", e.Moment.String(), e.Moment == 0)
+	add("hold", e.Hold, !e.Hold)
+	add("sent", e.Sent, e.Sent == 0)
+	add("ref", e.Ref, e.Ref == 0)
+	add("pid", e.PID, e.PID == 0)
+	add("marker_id", e.MarkerID, e.MarkerID == "")
+	add("digest", e.Digest, e.Digest == "")
+	if e.ExitCode != nil {
+		data["exit_code"] = *e.ExitCode
+	}
+	add("signal", e.Signal, e.Signal == "")
+	add("detail", e.Detail, e.Detail == "")
+	d.Log(eventlog.SourceServer, string(e.Kind), e.Case, data)
+}
+
+// Head is the event log's head, "seq:hash", as report.json records it.
+func (d *RunDir) Head() string {
+	return eventlog.FormatHead(d.log.Head())
 }
 
 // transcript is transcripts/ID.json.
@@ -150,9 +252,10 @@ func (d *RunDir) WriteFile(name string, b []byte) error {
 
 // Close closes the event log and reports the first write error.
 func (d *RunDir) Close() error {
+	err := d.log.Close()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := d.events.Close(); err != nil && d.err == nil {
+	if err != nil && d.err == nil {
 		d.err = err
 	}
 	return d.err

@@ -37,6 +37,14 @@ type Target struct {
 	// Deadline is the budget for the whole attempt. A tool that has not
 	// returned when it is spent (plus a grace the rig adds) hangs.
 	Deadline time.Duration
+
+	// Lookup and FollowUp are set for a step-sequence case (a small task:
+	// create a record, then attach a note to it). Lookup reads the record
+	// by correlation id (a probe: it changes nothing); FollowUp attaches the
+	// note, with {id} standing for the record's id. An agent-like tool that
+	// could not tell whether Command ran looks before it acts again.
+	Lookup   string
+	FollowUp string
 }
 
 // Host and Port split Addr.
@@ -67,6 +75,8 @@ func (t Target) Environ() []string {
 		"SSHRIG_OPERATION=" + t.Operation,
 		"SSHRIG_COMMAND=" + t.Command,
 		"SSHRIG_DEADLINE_MS=" + strconv.FormatInt(t.Deadline.Milliseconds(), 10),
+		"SSHRIG_LOOKUP_COMMAND=" + t.Lookup,
+		"SSHRIG_FOLLOWUP_COMMAND=" + t.FollowUp,
 	}
 }
 
@@ -83,8 +93,8 @@ type Tool interface {
 
 // FromEnv reads a Target from the SSHRIG_* variables (the inverse of
 // Environ), for tools the rig runs as external programs. getenv is usually
-// os.Getenv. Every variable but SSHRIG_CERTIFICATE is required; the error
-// names the missing or bad ones.
+// os.Getenv. Every variable but SSHRIG_CERTIFICATE, SSHRIG_LOOKUP_COMMAND
+// and SSHRIG_FOLLOWUP_COMMAND is required; the error names the missing or bad ones.
 func FromEnv(getenv func(string) string) (Target, error) {
 	var missing []string
 	get := func(name string) string {
@@ -103,7 +113,10 @@ func FromEnv(getenv func(string) string) (Target, error) {
 		Operation:     get("SSHRIG_OPERATION"),
 		Command:       get("SSHRIG_COMMAND"),
 	}
-	t.Certificate = getenv("SSHRIG_CERTIFICATE") // optional
+	// Optional: set only where they apply.
+	t.Certificate = getenv("SSHRIG_CERTIFICATE")
+	t.Lookup = getenv("SSHRIG_LOOKUP_COMMAND")
+	t.FollowUp = getenv("SSHRIG_FOLLOWUP_COMMAND")
 	ms := get("SSHRIG_DEADLINE_MS")
 	if len(missing) > 0 {
 		return t, fmt.Errorf("tool: missing %s", strings.Join(missing, ", "))

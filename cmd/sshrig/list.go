@@ -92,6 +92,7 @@ func newToolsCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "TOOL\tCAUGHT BY\tDEFECT")
 			fmt.Fprintln(tw, "reference\t-\tnone: classifies honestly, with per-phase deadlines")
+			fmt.Fprintln(tw, "agent:reconciler\t-\tnone: an agent-like tool that looks a record up before it acts again (step sequences)")
 			for _, m := range tools.Mutants() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Name(), m.Catches(), m.Defect())
 			}

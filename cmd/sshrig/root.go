@@ -73,7 +73,7 @@ Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or input,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newRunCmd(), newCasesCmd(), newToolsCmd(), newExecCmd(), newServeCmd())
+	root.AddCommand(newRunCmd(), newCasesCmd(), newToolsCmd(), newExecCmd(), newVerifyCmd(), newServeCmd())
 	root.AddCommand(newGCCmd())
 	return root
 }

@@ -27,6 +27,7 @@ type runFlags struct {
 	budget   time.Duration
 	quiet    bool
 	matrix   string
+	logCmds  bool
 
 	// --target container only.
 	image        string // --image: base image instead of scratch plus busybox
@@ -61,6 +62,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl.StringVar(&f.tool, "tool", "reference", "tool under test: a built-in tool (see 'sshrig tools') or 'exec:COMMAND ARGS…' (docs/tool-contract.md)")
 	fl.StringVar(&f.cases, "cases", "", "comma-separated globs over case ids and aliases (default: every case; see 'sshrig cases')")
 	fl.StringVar(&f.matrix, "matrix", "", "matrix file (YAML, docs/matrix.md) instead of the default matrix")
+	fl.BoolVar(&f.logCmds, "log-commands", false, "put commands' text in the event log (by default only their operation and digest)")
 	fl.IntVar(&f.parallel, "parallel", 2, "cases run at once")
 	fl.StringVar(&f.out, "out", "", "run directory (default: a new dated directory under ./sshrig-runs/)")
 	fl.StringVar(&f.json, "json", "", "also write the JSON report to this file")
@@ -156,6 +158,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return usageError("run directory: %v", err)
 	}
+	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()
 	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Launcher: launcher, Target: f.target, Out: dir}
 	if !f.quiet {
@@ -164,6 +167,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	rep, runErr := rig.Run(cmd.Context(), o)
 	if rep != nil {
+		rep.LogHead = dir.Head()
 		if b, err := rep.JSON(); err == nil {
 			dir.WriteFile("report.json", b)
 			if f.json != "" {

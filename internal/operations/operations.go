@@ -166,3 +166,29 @@ func (f Fixture) Body(id string) string {
 func Command(body string) string {
 	return "printf '%s\\n' '" + strings.ReplaceAll(body, "'", `'\''`) + "'"
 }
+
+// A step sequence (seed 003: create a record, read it back, attach a note).
+// The record lives in the command's working directory on the target, under
+// records/, named by its id.
+
+// RecordID is the id of the record the step sequence of correlation id creates.
+func RecordID(correlationID string) string { return "rec-" + correlationID }
+
+// CreateAndStore is create_record's workload for a step sequence: it stores
+// the record, then prints the answer.
+func CreateAndStore(correlationID string) string {
+	answer := Answer(correlationID)
+	return "mkdir -p records && " + Command(answer) + " > records/" + RecordID(correlationID) + ".json && " + Command(answer)
+}
+
+// Lookup prints the stored record in create_record's answer format, or an
+// answer with no record: a probe, it changes nothing.
+func Lookup(correlationID string) string {
+	return "cat records/" + RecordID(correlationID) + ".json 2>/dev/null || " + Command(`{"records":[]}`)
+}
+
+// FollowUpTemplate attaches a note to the record whose id replaces {id}.
+const FollowUpTemplate = "printf 'note\\n' >> records/{id}.notes"
+
+// FollowUp is FollowUpTemplate for a record id.
+func FollowUp(recordID string) string { return strings.ReplaceAll(FollowUpTemplate, "{id}", recordID) }

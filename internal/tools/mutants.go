@@ -189,6 +189,12 @@ func Mutants() []Mutant {
 			},
 		},
 		{
+			name:    "agent-recreates",
+			defect:  "an agent that, after a create whose outcome it cannot know, creates again without looking the record up",
+			catches: verdict.AssertNoBlind,
+			run:     Agent{Recreate: true}.Run,
+		},
+		{
 			name:    "drops-correlation-id",
 			defect:  "drops the correlation id it was given and reports one of its own",
 			catches: verdict.AssertEvidence,
@@ -206,9 +212,9 @@ func Mutants() []Mutant {
 // ErrUnknownTool is returned by Lookup for a name that is no built-in tool.
 var ErrUnknownTool = errors.New("tools: unknown tool")
 
-// Names lists the built-in tools: reference first, then the mutants.
+// Names lists the built-in tools: reference first, the agent, then the mutants.
 func Names() []string {
-	names := []string{"reference"}
+	names := []string{"reference", Agent{}.Name()}
 	for _, m := range Mutants() {
 		names = append(names, m.Name())
 	}
@@ -221,8 +227,11 @@ func Lookup(name string) (tool.Tool, error) {
 	if strings.HasPrefix(name, ExternalPrefix) {
 		return ParseExternal(name)
 	}
-	if name == "reference" {
+	switch name {
+	case "reference":
 		return Reference{}, nil
+	case Agent{}.Name():
+		return Agent{}, nil
 	}
 	for _, m := range Mutants() {
 		if m.Name() == name {

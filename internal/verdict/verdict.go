@@ -48,6 +48,7 @@ const (
 	RuleHang            = "hang"
 	RuleLeftRunning     = "left_running"
 	RuleFollowUp        = "follow_up_on_guess"
+	RuleLogMissing      = "log_missing"
 	RuleRetryRejected   = "retry_after_rejection"
 	RuleCorrelationID   = "correlation_id"
 	RuleOperation       = "operation"
@@ -130,6 +131,22 @@ type Input struct {
 	CredentialRetries int
 
 	Secrets []Secret
+
+	// Log says what the run's event log holds for the correlation id, when
+	// the run keeps one (nil: no log, nothing to check).
+	Log *LogRecord
+
+	// Steps, for a step-sequence case, are the operations the tool ran on
+	// the server; FirstUnknown says the first create's result never reached
+	// it (the cut landed during it).
+	Steps        []Step
+	FirstUnknown bool
+}
+
+// LogRecord is what the event log holds for one case run.
+type LogRecord struct {
+	CorrelationID bool // an entry carries the correlation id
+	Result        bool // the observed result was logged
 }
 
 // Verdict is the judgement of one case run.
@@ -140,6 +157,9 @@ type Verdict struct {
 	ParseError string         `json:"parse_error,omitempty"`
 	Reason     string         `json:"reason,omitempty"` // why inconclusive or skipped
 	Violations []Violation    `json:"violations"`
+	// Path is a step-sequence case's operations with what the tool knew
+	// between them, e.g. "create -> outcome_unknown -> lookup -> found -> attach_note".
+	Path string `json:"steps,omitempty"`
 }
 
 // Caught reports whether a violation of the assertion was found.
@@ -186,8 +206,22 @@ func Judge(in Input) Verdict {
 		v.Reported = &r
 	}
 
-	// Assertion 1.
-	if v.Reported != nil && in.Landed {
+	// Assertion 2 for step sequences: each next action must follow from
+	// what the tool knew, even if the task ends well.
+	stepsDone := false
+	if in.Steps != nil {
+		var problem string
+		v.Path, stepsDone, problem = CheckSteps(in.Steps, in.FirstUnknown)
+		if problem != "" {
+			add(AssertNoBlind, RuleTransition, "%s", problem)
+		}
+	}
+
+	// Assertion 1. A step sequence that looked before it acted and finished
+	// its task knows it succeeded, whatever the moment of the first cut.
+	if v.Reported != nil && in.Landed && stepsDone && r.Category == result.Succeeded && r.Retry == result.Never {
+		v.Grade = Exact
+	} else if v.Reported != nil && in.Landed {
 		grade, why := GradeReport(fault.KnowledgeAt(in.Moment, in.Cut), in.Delivered, in.Expect, r.Category, r.Retry)
 		v.Grade = grade
 		if grade == Unsafe {
@@ -218,6 +252,24 @@ func Judge(in Input) Verdict {
 		}
 		if in.Operation != "" && r.Operation != in.Operation {
 			add(AssertEvidence, RuleOperation, "result carries operation %q, the rig gave %q", r.Operation, in.Operation)
+		}
+	}
+	if in.Log != nil {
+		if !in.Log.CorrelationID {
+			add(AssertEvidence, RuleLogMissing, "the event log holds no entry with correlation id %s", in.CorrelationID)
+		} else if !in.Log.Result {
+			add(AssertEvidence, RuleLogMissing, "the event log has no result event for %s: the history does not record what was observed", in.CorrelationID)
+		}
+	}
+	// The server's own record against the tool's report: a command the
+	// server saw start cannot have failed before it was sent, nor have
+	// failed by a result that was never delivered.
+	if v.Reported != nil && in.Truth != nil && in.Truth.Agree() && in.Truth.Starts > 0 {
+		switch {
+		case r.Category == result.LocalFailure:
+			add(AssertEvidence, RuleContradiction, "the server saw the command start; the tool says local_failure (nothing sent)")
+		case r.Category == result.ConfirmedFailure && in.Delivered == nil:
+			add(AssertEvidence, RuleContradiction, "the server saw the command start and delivered no exit status; the tool says confirmed_failure")
 		}
 	}
 	for _, s := range in.Secrets {

@@ -99,6 +99,10 @@ func TestJudge(t *testing.T) {
 		{"no truth", func(in *Input) { in.Truth, in.TruthErr = nil, "probe failed" }, Inconclusive, ""},
 		{"unsafe", func(in *Input) { in.Stdout = resultJSON("confirmed_failure", "never", "c-1", false) }, Fail, RuleUnsafeCategory},
 		{"malformed", func(in *Input) { in.Stdout = []byte("garbage") }, Fail, RuleMalformedResult},
+		{"contradicts the server: local_failure", func(in *Input) { in.Stdout = resultJSON("local_failure", "bounded", "c-1", false) }, Fail, RuleContradiction},
+		{"contradicts the server: confirmed_failure", func(in *Input) { in.Stdout = resultJSON("confirmed_failure", "never", "c-1", false) }, Fail, RuleContradiction},
+		{"log lacks the result", func(in *Input) { in.Log = &LogRecord{CorrelationID: true} }, Fail, RuleLogMissing},
+		{"log holds it all", func(in *Input) { in.Log = &LogRecord{CorrelationID: true, Result: true} }, Pass, ""},
 		{"empty", func(in *Input) { in.Stdout = nil }, Fail, RuleMalformedResult},
 		{"hang", func(in *Input) { in.Stdout, in.Hung = nil, true }, Fail, RuleHang},
 		{"blind retry", func(in *Input) { in.Attempts = 2 }, Fail, RuleBlindRetry},
@@ -163,4 +167,15 @@ func FuzzJudge(f *testing.F) {
 			t.Fatalf("status %s with %d violations", v.Status, len(v.Violations))
 		}
 	})
+}
+
+func TestContradictionWords(t *testing.T) {
+	v := Judge(Input{Moment: fault.Started, CorrelationID: "c-1", Operation: "op", Landed: true, Truth: completed(0), Attempts: 1,
+		Stdout: resultJSON("local_failure", "bounded", "c-1", false)})
+	for _, x := range v.Violations {
+		if x.Rule == RuleContradiction && x.Detail == "the server saw the command start; the tool says local_failure (nothing sent)" {
+			return
+		}
+	}
+	t.Fatalf("violations %v lack the contradiction in words", v.Violations)
 }

@@ -1,0 +1,112 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/operations"
+	"github.com/sshrig/sshrig/result"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// Agent is an agent-like tool: it carries out a small task — create a record,
+// then attach a note to it — and decides each next step from what it learned.
+// After a create whose outcome it cannot know, it looks the record up before
+// anything else; it creates again only when the lookup says the record does
+// not exist. With Recreate set it has the most common agent defect: it
+// creates again straight away.
+//
+// For cases without a step sequence (no Target.Lookup) it behaves as the
+// reference tool.
+type Agent struct {
+	Recreate bool
+}
+
+// Name implements tool.Tool.
+func (a Agent) Name() string {
+	if a.Recreate {
+		return MutantPrefix + "agent-recreates"
+	}
+	return "agent:reconciler"
+}
+
+// Run implements tool.Tool.
+func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	if t.Lookup == "" || t.FollowUp == "" {
+		Reference{}.Run(ctx, t, stdout, stderr)
+		return
+	}
+	deadline := time.Now().Add(t.Deadline)
+	step := func(name, command string) Attempt {
+		st := t
+		st.Command = command
+		if name != "create" {
+			// Only the create's answer has create_record's contract; the
+			// agent reads the lookup's answer itself.
+			st.Operation = name
+		}
+		st.Deadline = max(time.Until(deadline), 100*time.Millisecond)
+		at := Client{}.Attempt(ctx, st)
+		fmt.Fprintf(stderr, "step %s: phase=%s exit_received=%t exit=%d\n", name, at.Phase, at.ExitReceived, at.ExitCode)
+		return at
+	}
+	finish := func(a Attempt, cat result.Category, retry result.Retry, msg string) {
+		report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
+			Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+	}
+
+	created := step("create", t.Command)
+	cat, retry, msg := Classify(created)
+	var id string
+	switch cat {
+	case result.Succeeded:
+		id, _ = operations.Check(operations.CreateRecord, created.Stdout)
+	case result.OutcomeUnknown:
+		if a.Recreate {
+			fmt.Fprintln(stderr, "create: outcome unknown; creating again")
+			again := step("create", t.Command)
+			if cat, retry, msg = Classify(again); cat != result.Succeeded {
+				finish(again, cat, retry, msg)
+				return
+			}
+			id, _ = operations.Check(operations.CreateRecord, again.Stdout)
+			break
+		}
+		// Reconcile first: does the record exist?
+		look := step("lookup", t.Lookup)
+		if !look.ExitReceived || look.ExitCode != 0 {
+			lc, lr, lm := Classify(look)
+			finish(look, lc, lr, "the create's outcome is unknown and the lookup failed too: "+lm)
+			return
+		}
+		found, err := operations.Check(operations.CreateRecord, look.Stdout)
+		if err != nil {
+			// Not there: the create never ran. Creating now is a reconciled
+			// decision, not a blind retry.
+			fmt.Fprintln(stderr, "lookup: not found; creating")
+			again := step("create", t.Command)
+			if cat, retry, msg = Classify(again); cat != result.Succeeded {
+				finish(again, cat, retry, msg)
+				return
+			}
+			found, _ = operations.Check(operations.CreateRecord, again.Stdout)
+		}
+		id = found
+	default:
+		finish(created, cat, retry, msg)
+		return
+	}
+	if id == "" {
+		finish(created, result.MalformedResponse, result.Never, "the record's id could not be read; no note attached")
+		return
+	}
+	noted := step("attach_note", strings.ReplaceAll(t.FollowUp, "{id}", id))
+	cat, retry, msg = Classify(noted)
+	if cat == result.Succeeded {
+		msg = "record " + id + " created and noted"
+	}
+	finish(noted, cat, retry, msg)
+}

@@ -1,0 +1,28 @@
+package verdict
+
+import "testing"
+
+func TestCheckSteps(t *testing.T) {
+	c, l, lf, n := Step{Op: StepCreate}, Step{Op: StepLookup}, Step{Op: StepLookup, Found: true}, Step{Op: StepNote}
+	for _, tc := range []struct {
+		steps        []Step
+		firstUnknown bool
+		path         string
+		done, bad    bool
+	}{
+		{[]Step{c, lf, n}, true, "create -> outcome_unknown -> lookup -> found -> attach_note", true, false},
+		{[]Step{c, l, c, n}, true, "create -> outcome_unknown -> lookup -> not_found -> create -> attach_note", true, false},
+		{[]Step{c, n}, false, "create -> attach_note", true, false},
+		{[]Step{c}, true, "create -> outcome_unknown", false, false},
+		{[]Step{c, c, n}, true, "create -> outcome_unknown -> create", false, true},
+		{[]Step{c, n}, true, "create -> outcome_unknown -> attach_note", false, true},
+		{[]Step{c, lf, c}, true, "create -> outcome_unknown -> lookup -> found -> create", false, true},
+		{[]Step{c, l, n}, true, "create -> outcome_unknown -> lookup -> not_found -> attach_note", false, true},
+		{[]Step{c, {Op: StepUnknown}}, true, "create -> outcome_unknown -> unknown", false, true},
+	} {
+		path, done, problem := CheckSteps(tc.steps, tc.firstUnknown)
+		if path != tc.path || done != tc.done || (problem != "") != tc.bad {
+			t.Errorf("%v: path %q done %v problem %q; want %q %v bad=%v", tc.steps, path, done, problem, tc.path, tc.done, tc.bad)
+		}
+	}
+}
