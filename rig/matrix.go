@@ -46,6 +46,10 @@ type Case struct {
 	// Scenario, when set, makes the case a step sequence for agent-like
 	// tools (ScenarioRecordNote).
 	Scenario string
+	// ReconcileProbe is the operation's reconcile probe: a shell command
+	// run on the target that prints one answer about the correlation id
+	// (docs/reconcile.md). Tools get it as Target.Reconcile.
+	ReconcileProbe string
 	// Host replaces the host the tool dials (C01: UnresolvableHost).
 	Host string
 	// Budget overrides the run's deadline for this case.

@@ -49,7 +49,7 @@ const UnresolvableHost = "sshrig-unresolvable..invalid"
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "scenario", "stall", "host", "budget", "expect", "notes",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "budget", "expect", "notes",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -354,6 +354,13 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 					l.fail(v.GetToken(), field, "unknown scenario %q (valid: %s)", s, ScenarioRecordNote)
 				}
 				c.Scenario = s
+			}
+		case "reconcile_probe":
+			if s, ok := l.str(v, field); ok {
+				if strings.TrimSpace(s) == "" {
+					l.fail(v.GetToken(), field, "is empty: give the probe's shell command, or leave the field out")
+				}
+				c.ReconcileProbe = s
 			}
 		case "stall":
 			if b, ok := l.boolean(v, field); ok {

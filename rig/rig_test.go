@@ -52,8 +52,8 @@ func TestDefaultMatrix(t *testing.T) {
 			t.Errorf("stable id %s missing", id)
 		}
 	}
-	if len(cases) != 79 {
-		t.Errorf("%d cases, want 79 (update docs and this test together)", len(cases))
+	if len(cases) != 81 {
+		t.Errorf("%d cases, want 81 (update docs and this test together)", len(cases))
 	}
 	// The file holds every transport row the generator knows.
 	byID := map[string]Case{}
@@ -177,7 +177,7 @@ func TestReferenceStable(t *testing.T) {
 	}
 	for i := 0; i < reps; i++ {
 		rep := runTool(t, tools.Reference{}, nil, nil)
-		if rep.Summary.Pass+rep.Summary.Skipped != rep.Summary.Cases || rep.Summary.Pass != 64 {
+		if rep.Summary.Pass+rep.Summary.Skipped != rep.Summary.Cases || rep.Summary.Pass != 66 {
 			for _, c := range rep.Cases {
 				if c.Verdict != verdict.Pass && c.Verdict != verdict.Skipped {
 					t.Errorf("run %d: %s %s: %v %s", i+1, c.ID, c.Verdict, c.Violations, c.Reason)

@@ -16,6 +16,7 @@ import (
 	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/operations"
+	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
@@ -98,7 +99,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("rig: start server: %w", err)
 	}
 	defer env.Close()
-	secrets, err := identitySecrets(env.Identity())
+	secrets, err := secret.WithPath(env.Identity())
 	if err != nil {
 		return nil, fmt.Errorf("rig: %w", err)
 	}
@@ -127,6 +128,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	reports := make([]CaseReport, len(o.Cases))
+	idWidth := 0 // progress lines align on the longest id
+	for _, c := range o.Cases {
+		idWidth = max(idWidth, len(c.ID))
+	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var done int
@@ -139,7 +144,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				mu.Lock()
 				done++
 				if o.Progress != nil {
-					fmt.Fprintf(o.Progress, "[%d/%d] %-34s %s\n", done, len(o.Cases), cr.ID, cr.Verdict)
+					fmt.Fprintf(o.Progress, "[%d/%d] %-*s %s\n", done, len(o.Cases), idWidth, cr.ID, cr.Verdict)
 				}
 				mu.Unlock()
 			}
@@ -250,6 +255,10 @@ func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
 		t.Lookup = operations.Lookup(run.Spec().ID)
 		t.FollowUp = operations.FollowUpTemplate
 	}
+	if c.ReconcileProbe != "" {
+		ready := r.env.Ready()
+		t.Reconcile = reconcile.RemoteCommand(c.ReconcileProbe, ready.Shell, run.Spec().ID, c.Operation, ready.Ledger)
+	}
 	return t, nil
 }
 
@@ -332,7 +341,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	secrets := r.secrets
 	if t.Identity != r.env.Identity() {
 		// The case's own key is as secret as the run's.
-		if own, err := secretsOf(t.Identity); err == nil {
+		if own, err := secret.OfKeyFile(t.Identity); err == nil {
 			secrets = append(append([]verdict.Secret(nil), secrets...), own...)
 			if r.o.Out != nil {
 				r.o.Out.AddSecrets(own)
@@ -378,7 +387,10 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		Secrets:           secrets,
 	}
 	if c.Fixture != "" {
-		in.FollowUps = followUps(ev.Events, id)
+		in.FollowUps = followUps(ev.Events, id, t.Reconcile)
+	}
+	if t.Reconcile != "" {
+		in.ProbedBetween = probedBetween(ev.Events, id, sha256Hex(t.Reconcile))
 	}
 	if c.Scenario != "" {
 		in.Steps, in.ProbedBetween = scenarioSteps(ev.Events, t, id)
@@ -412,7 +424,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	// The report never carries key material, even when the tool printed it.
 	cr.Verdict, cr.Grade, cr.Violations, cr.Steps = v.Status, v.Grade, v.Violations, v.Path
 	cr.Reported = redactResult(v.Reported, secrets)
-	cr.ParseError = string(redact([]byte(v.ParseError), secrets))
+	cr.ParseError = string(secret.Redact([]byte(v.ParseError), secrets))
 	if e := in.Expect; e != nil {
 		cr.Expected = Expected{Category: e.Category, Retry: e.Retry}
 	}
@@ -474,12 +486,17 @@ func (r *runner) serverGone(ctx context.Context) string {
 }
 
 // scenarioSteps classifies, in the server's order, the commands the tool ran
-// for a step sequence: the create (by its marker id), the lookup and the note
+// for a step sequence: the create (by its marker id), the lookup, the case's
+// reconcile probe (a lookup too: it reads and changes nothing) and the note
 // on the true record (by digest); anything else is unknown. A lookup found
 // the record when a create had exited 0 before it arrived. probed says a
 // lookup ran between the first create and a later one.
 func scenarioSteps(events []control.Event, t tool.Target, id string) (steps []verdict.Step, probed bool) {
 	lookup, note := sha256Hex(t.Lookup), sha256Hex(operations.FollowUp(operations.RecordID(id)))
+	probe := ""
+	if t.Reconcile != "" {
+		probe = sha256Hex(t.Reconcile)
+	}
 	createPIDs := map[int]bool{}
 	type key struct{ conn, session int }
 	creating := map[key]bool{}
@@ -492,7 +509,7 @@ func scenarioSteps(events []control.Event, t tool.Target, id string) (steps []ve
 			case e.MarkerID == id:
 				steps = append(steps, verdict.Step{Op: verdict.StepCreate})
 				creating[k] = true
-			case e.Digest == lookup:
+			case e.Digest == lookup, probe != "" && e.Digest == probe:
 				steps = append(steps, verdict.Step{Op: verdict.StepLookup, Found: created})
 			case e.Digest == note:
 				steps = append(steps, verdict.Step{Op: verdict.StepNote})
@@ -524,11 +541,16 @@ func scenarioSteps(events []control.Event, t tool.Target, id string) (steps []ve
 	return steps, probed
 }
 
-// followUps counts exec requests other than the operation's own command.
-func followUps(events []control.Event, id string) int {
+// followUps counts exec requests other than the operation's own command and
+// the case's reconcile probe (reconcile, when not empty).
+func followUps(events []control.Event, id, reconcile string) int {
+	probe := ""
+	if reconcile != "" {
+		probe = sha256Hex(reconcile)
+	}
 	n := 0
 	for _, e := range events {
-		if e.Kind == control.ExecReceived && e.MarkerID != id {
+		if e.Kind == control.ExecReceived && e.MarkerID != id && (probe == "" || e.Digest != probe) {
 			n++
 		}
 	}
@@ -578,6 +600,38 @@ func attempts(events []control.Event, id string) int {
 		}
 	}
 	return n
+}
+
+// probedBetween says the case's reconcile probe (by its digest) reached the
+// server between the first attempt for id and a later one, at a time when
+// the first attempt's command had not started: only then can the probe have
+// justified a second attempt (a probe that found the command under way
+// justifies nothing). Started means the server had spawned the command's
+// process group; with a cut at or after the start marker that is always
+// before any probe.
+func probedBetween(events []control.Event, id, probe string) bool {
+	type key struct{ conn, session int }
+	first, attempts := key{}, 0
+	started, justified := false, false
+	for _, e := range events {
+		k := key{e.Conn, e.Session}
+		switch {
+		case e.Kind == control.ProcSpawned && attempts == 1 && k == first:
+			started = true
+		case e.Kind != control.ExecReceived && e.Kind != control.ExecRefused:
+		case e.MarkerID == id:
+			if attempts > 0 && justified {
+				return true
+			}
+			if attempts == 0 {
+				first = k
+			}
+			attempts++
+		case e.Digest == probe && attempts > 0 && !started:
+			justified = true
+		}
+	}
+	return false
 }
 
 // delivered is the result the server delivered before the cut, from its own events.

@@ -13,6 +13,7 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/eventlog"
+	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/tool"
@@ -67,21 +68,9 @@ func CreateRunDir(path string) (*RunDir, error) {
 		d.mu.Lock()
 		secrets := d.secrets
 		d.mu.Unlock()
-		return redact(line, jsonSecrets(secrets))
+		return secret.Redact(line, secret.ForJSON(secrets))
 	})
 	return d, nil
-}
-
-// jsonSecrets adds the JSON-escaped form of each secret: in the log, strings
-// are JSON.
-func jsonSecrets(secrets []verdict.Secret) []verdict.Secret {
-	out := append([]verdict.Secret(nil), secrets...)
-	for _, s := range secrets {
-		if q, err := json.Marshal(string(s.Data)); err == nil && len(q) > 2 && string(q[1:len(q)-1]) != string(s.Data) {
-			out = append(out, verdict.Secret{Name: s.Name, Data: q[1 : len(q)-1]})
-		}
-	}
-	return out
 }
 
 // AddSecrets adds things the log must never contain.
@@ -200,8 +189,8 @@ func (d *RunDir) WriteTranscript(c Case, cr CaseReport, t tool.Target, tr toolRu
 		Verdict: cr.Verdict,
 		Target: transcriptTarget{Addr: t.Addr, User: t.User, CorrelationID: t.CorrelationID,
 			Operation: t.Operation, Command: t.Command, DeadlineMS: t.Deadline.Milliseconds()},
-		Stdout:     string(redact(tr.stdout, secrets)),
-		Stderr:     string(redact(tr.stderr, secrets)),
+		Stdout:     string(secret.Redact(tr.stdout, secrets)),
+		Stderr:     string(secret.Redact(tr.stderr, secrets)),
 		ToolMS:     tr.duration.Milliseconds(),
 		Hung:       tr.hung,
 		Exit:       tr.exit,

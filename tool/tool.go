@@ -45,6 +45,13 @@ type Target struct {
 	// could not tell whether Command ran looks before it acts again.
 	Lookup   string
 	FollowUp string
+
+	// Reconcile is set where the case names its operation's reconcile
+	// probe: a command to run on the target, over a fresh session, that
+	// prints one answer {"state": "...", "evidence": "..."} about this
+	// correlation id (docs/reconcile.md). It changes nothing. A tool whose
+	// attempt ended with outcome_unknown runs it before anything else.
+	Reconcile string
 }
 
 // Host and Port split Addr.
@@ -77,6 +84,7 @@ func (t Target) Environ() []string {
 		"SSHRIG_DEADLINE_MS=" + strconv.FormatInt(t.Deadline.Milliseconds(), 10),
 		"SSHRIG_LOOKUP_COMMAND=" + t.Lookup,
 		"SSHRIG_FOLLOWUP_COMMAND=" + t.FollowUp,
+		"SSHRIG_RECONCILE_COMMAND=" + t.Reconcile,
 	}
 }
 
@@ -93,8 +101,9 @@ type Tool interface {
 
 // FromEnv reads a Target from the SSHRIG_* variables (the inverse of
 // Environ), for tools the rig runs as external programs. getenv is usually
-// os.Getenv. Every variable but SSHRIG_CERTIFICATE, SSHRIG_LOOKUP_COMMAND
-// and SSHRIG_FOLLOWUP_COMMAND is required; the error names the missing or bad ones.
+// os.Getenv. Every variable but SSHRIG_CERTIFICATE, SSHRIG_LOOKUP_COMMAND,
+// SSHRIG_FOLLOWUP_COMMAND and SSHRIG_RECONCILE_COMMAND is required; the
+// error names the missing or bad ones.
 func FromEnv(getenv func(string) string) (Target, error) {
 	var missing []string
 	get := func(name string) string {
@@ -117,6 +126,7 @@ func FromEnv(getenv func(string) string) (Target, error) {
 	t.Certificate = getenv("SSHRIG_CERTIFICATE")
 	t.Lookup = getenv("SSHRIG_LOOKUP_COMMAND")
 	t.FollowUp = getenv("SSHRIG_FOLLOWUP_COMMAND")
+	t.Reconcile = getenv("SSHRIG_RECONCILE_COMMAND")
 	ms := get("SSHRIG_DEADLINE_MS")
 	if len(missing) > 0 {
 		return t, fmt.Errorf("tool: missing %s", strings.Join(missing, ", "))

@@ -9,7 +9,7 @@ import (
 func TestEnvironRoundTrip(t *testing.T) {
 	want := Target{Addr: "127.0.0.1:2222", User: "u", Identity: "/k", Certificate: "/k-cert.pub", KnownHosts: "/kh",
 		CorrelationID: "c-1", Operation: "op", Command: "echo 'x'\nexit 3", Deadline: 1500 * time.Millisecond,
-		Lookup: "cat r", FollowUp: "note {id}"}
+		Lookup: "cat r", FollowUp: "note {id}", Reconcile: "SSHRIG_CORRELATION_ID='c-1'; exec /bin/sh -c 'probe'"}
 	env := map[string]string{}
 	for _, kv := range want.Environ() {
 		k, v, _ := strings.Cut(kv, "=")

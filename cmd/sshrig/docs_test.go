@@ -79,7 +79,7 @@ func TestDocsCommands(t *testing.T) {
 				t.Parallel()
 				line := c.cmd
 				// Runs go to a directory of the test's, quietly.
-				if strings.HasPrefix(line, "sshrig run ") || line == "sshrig run" {
+				if strings.HasPrefix(line, "sshrig run ") || line == "sshrig run" || strings.HasPrefix(line, "sshrig reconcile ") {
 					line += " --out \"$RUNDIR\" -q"
 				}
 				cmd := exec.Command("sh", "-c", line)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/operations"
+	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -18,6 +19,11 @@ import (
 // anything else; it creates again only when the lookup says the record does
 // not exist. With Recreate set it has the most common agent defect: it
 // creates again straight away.
+//
+// Where the case names the operation's reconcile probe (Target.Reconcile),
+// the agent asks it first: "not started" makes a second create a reconciled
+// decision, "completed" sends it to the lookup for the record's id, and any
+// other answer stops it with outcome_unknown.
 //
 // For cases without a step sequence (no Target.Lookup) it behaves as the
 // reference tool.
@@ -74,6 +80,27 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 			}
 			id, _ = operations.Check(operations.CreateRecord, again.Stdout)
 			break
+		}
+		if t.Reconcile != "" {
+			// The case names the operation's reconcile probe: ask it
+			// first. Only "not started" makes a second create safe, and
+			// only "completed" means there is a record to look up.
+			answer, why := runReconcileProbe(ctx, t, deadline, stderr)
+			if answer == nil || (answer.State != reconcile.AnswerNotStarted && answer.State != reconcile.AnswerCompleted) {
+				finish(created, cat, retry, reconciledMessage(msg, answer, why)+"; no further step taken")
+				return
+			}
+			if answer.State == reconcile.AnswerNotStarted {
+				fmt.Fprintln(stderr, "reconcile probe: not started; creating")
+				again := step("create", t.Command)
+				if cat, retry, msg = Classify(again); cat != result.Succeeded {
+					finish(again, cat, retry, msg)
+					return
+				}
+				id, _ = operations.Check(operations.CreateRecord, again.Stdout)
+				break
+			}
+			// Completed: the lookup below reads the record's id.
 		}
 		// Reconcile first: does the record exist?
 		look := step("lookup", t.Lookup)

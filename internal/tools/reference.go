@@ -411,8 +411,15 @@ func (Reference) Name() string { return "reference" }
 
 // Run implements tool.Tool.
 func (r Reference) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	start := time.Now()
 	a := r.Client.Attempt(ctx, t)
 	cat, retry, msg := Classify(a)
+	if cat == result.OutcomeUnknown && t.Reconcile != "" && !r.Client.NoDeadlines {
+		// Reconcile before anything else, within the budget; a tenth of it
+		// stays free to report.
+		answer, why := runReconcileProbe(ctx, t, start.Add(t.Deadline-t.Deadline/10), stderr)
+		msg = reconciledMessage(msg, answer, why)
+	}
 	report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
 		Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
 }

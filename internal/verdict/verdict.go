@@ -235,7 +235,7 @@ func Judge(in Input) Verdict {
 
 	// Assertion 2: one execution per correlation id unless reconciled.
 	if in.Attempts > 1 && !in.ProbedBetween {
-		add(AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between", in.Attempts, in.CorrelationID)
+		add(AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between that found it not started", in.Attempts, in.CorrelationID)
 	}
 
 	if in.FollowUps > 0 {

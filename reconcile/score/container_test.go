@@ -1,0 +1,88 @@
+package score
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sshrig/sshrig/containers"
+)
+
+// containerLauncher prepares the container target with a static build of
+// sshrig (this test binary is dynamically linked and cannot run FROM
+// scratch). Without Docker or a static busybox it skips, saying why, unless
+// SSHRIG_REQUIRE_DOCKER=1, as CI sets, in which case it fails.
+func containerLauncher(t *testing.T) *containers.Launcher {
+	t.Helper()
+	unavailable := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("SSHRIG_REQUIRE_DOCKER") == "1" {
+			t.Fatalf("SSHRIG_REQUIRE_DOCKER=1, but: "+format, args...)
+		}
+		t.Skipf("no container target: "+format, args...)
+	}
+	if _, err := os.Stat(containers.DefaultBusybox); err != nil {
+		unavailable("no static busybox for the image (apt-get install busybox-static): %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "sshrig")
+	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if p, err := exec.LookPath("go"); err == nil {
+		gotool = p
+	}
+	// docs/containers.md: CGO_ENABLED=0 go build -o sshrig ./cmd/sshrig
+	build := exec.Command(gotool, "build", "-o", bin, "./cmd/sshrig")
+	build.Dir = filepath.Dir(repoFile(t, "go.mod"))
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CGO_ENABLED=0 go build ./cmd/sshrig: %v\n%s", err, out)
+	}
+	b := make([]byte, 4)
+	rand.Read(b)
+	l := &containers.Launcher{ServerBinary: bin, RunID: "test-reconcile-" + hex.EncodeToString(b)}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := l.Prepare(ctx); err != nil {
+		unavailable("%v", err)
+	}
+	return l
+}
+
+// Acceptance 1 on the container target: each example probe scores every
+// state correctly there too, run locally (through ssh) and in the container
+// (under busybox sh), and the run leaves no container behind.
+func TestExamplesOnContainer(t *testing.T) {
+	l := containerLauncher(t)
+	for _, op := range Operations() {
+		for _, remote := range []bool{false, true} {
+			name := op.Name + "/local"
+			if remote {
+				name = op.Name + "/remote"
+			}
+			t.Run(name, func(t *testing.T) {
+				o := Options{Operation: &op, Remote: remote, Probe: repoFile(t, op.Example), Launcher: l, Target: "container"}
+				if remote {
+					o.Probe = readFile(t, o.Probe)
+				} else {
+					requireSSH(t)
+				}
+				rep := scoreRun(t, o)
+				logReport(t, rep)
+				allCorrect(t, rep)
+			})
+		}
+	}
+	// Every container the launcher creates carries its run id.
+	if _, err := exec.LookPath("docker"); err == nil {
+		out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+containers.LabelRun+"="+l.ID()).CombinedOutput()
+		if err != nil || len(strings.TrimSpace(string(out))) > 0 {
+			t.Errorf("containers of run %s left behind (or docker ps failed: %v): %s", l.ID(), err, out)
+		}
+	}
+}

@@ -1,0 +1,223 @@
+package score
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// Finding kinds: how a probe run broke the probe contract.
+const (
+	// FindingHang: no answer within the probe timeout. A local probe is
+	// killed with its whole process group; a remote one has its session
+	// closed and its processes on the target killed.
+	FindingHang = "hang"
+	// FindingCrash: the probe exited non-zero without a valid answer, or a
+	// signal killed it.
+	FindingCrash = "crash"
+	// FindingMalformed: the probe exited 0, but its stdout is not one
+	// valid answer; the detail names the parse error.
+	FindingMalformed = "malformed_answer"
+	// FindingLeftRunning: processes the probe started were still running
+	// after it exited (its process group locally, its commands on the
+	// target); the rig killed them.
+	FindingLeftRunning = "left_running"
+	// FindingReran: the probe ran the operation's command itself. A
+	// reconciliation probe inspects; it never executes the operation.
+	FindingReran = "reran_operation"
+	// FindingSecret: the probe printed the run's private key (or a
+	// recognisable part of it). The report keeps it redacted.
+	FindingSecret = "secret"
+)
+
+// Finding is one way a probe run broke the probe contract. Any finding
+// fails the run (exit 1), even next to a right answer.
+type Finding struct {
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+}
+
+// ProbeRun is how one run of the probe went.
+type ProbeRun struct {
+	// Where: "local" (a process on this machine) or "remote" (a command on
+	// the target).
+	Where       string `json:"where"`
+	ExitCode    int    `json:"exit_code"`        // -1 when a signal ended it or it never ran
+	Signal      string `json:"signal,omitempty"` // the signal that ended it
+	Hung        bool   `json:"hung,omitempty"`
+	DurationMS  int64  `json:"duration_ms"`
+	Stdout      string `json:"stdout"`
+	StdoutBytes int64  `json:"stdout_bytes"`
+	Stderr      string `json:"stderr"`
+	// LeftRunning: pids of the local probe's process group still alive
+	// after it exited (killed by the rig).
+	LeftRunning []int `json:"left_running,omitempty"`
+	// Err is how a remote probe's session ended without an exit status.
+	Err string `json:"error,omitempty"`
+	// RigErr: the rig could not run the probe at all (no connection to
+	// the target, no process). That is the rig's failure, not the probe's.
+	RigErr string `json:"rig_error,omitempty"`
+
+	stdout []byte // all that was kept, for parsing
+}
+
+// runLocal runs the probe as a local program in its own process group with
+// the SSHRIG_* environment of an external tool (t.Environ) plus
+// SSHRIG_LEDGER, through tools.External: the same deadline, group kill and
+// leftover accounting as a tool under test gets. env(1) adds SSHRIG_LEDGER
+// and execs the shell, so the probe's shell still leads the group.
+func runLocal(ctx context.Context, probe, ledger string, t tool.Target, timeout time.Duration) ProbeRun {
+	ext := tools.External{Argv: []string{"env", "SSHRIG_LEDGER=" + ledger, "/bin/sh", "-c", probe}}
+	stdout, stderr := &capture{max: reconcile.MaxAnswerSize + 1}, &capture{max: maxKept}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	exit := ext.RunProcess(tctx, t, stdout, stderr, nil)
+	pr := ProbeRun{
+		Where:       "local",
+		ExitCode:    exit.ExitCode,
+		Signal:      exit.Signal,
+		Hung:        exit.Killed && ctx.Err() == nil,
+		DurationMS:  time.Since(start).Milliseconds(),
+		stdout:      stdout.Bytes(),
+		StdoutBytes: stdout.Total(),
+		Stderr:      string(stderr.Bytes()),
+		LeftRunning: exit.LeftRunning,
+		RigErr:      exit.StartErr,
+	}
+	if pr.Hung {
+		// The signal is the rig's own SIGKILL, not a crash.
+		pr.Signal = ""
+	}
+	pr.Stdout = string(pr.stdout)
+	return pr
+}
+
+// sweepCommand lists and kills, on the target, the live processes of the
+// process groups pgids (Linux /proc; zombies, which need only reaping, are
+// left out) and prints their pids. The sweep runs as a process group of its
+// own, so it never finds itself. cat, not awk, opens the files: processes
+// end while the list is read, and cat goes on past a vanished file where
+// awk stops.
+func sweepCommand(pgids []int) string {
+	var list []string
+	for _, g := range pgids {
+		list = append(list, fmt.Sprint(g))
+	}
+	return "pids=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v groups=" + shellQuote(strings.Join(list, " ")) + ` '
+BEGIN { n = split(groups, g, " "); for (i = 1; i <= n; i++) want[g[i]] = 1 }
+{ pid = $1; sub(/^.*\) /, ""); if (($3 in want) && $1 != "Z") print pid }')
+[ -z "$pids" ] || kill -9 $pids 2>/dev/null
+echo $pids`
+}
+
+// runRemote runs command on the target over a fresh SSH connection through
+// run's cutter. On timeout it closes the connection; ending run's case then
+// kills whatever the probe still runs there.
+func runRemote(ctx context.Context, run *engine.Run, command string, timeout time.Duration) ProbeRun {
+	pr := ProbeRun{Where: "remote", ExitCode: -1}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	start := time.Now()
+	defer func() { pr.DurationMS = time.Since(start).Milliseconds() }()
+	client, err := run.DialTool(tctx, min(timeout, handshakeTimeout))
+	if err != nil {
+		pr.RigErr = "connect to the target: " + err.Error()
+		return pr
+	}
+	defer client.Close()
+	stop := context.AfterFunc(tctx, func() { client.Close() })
+	defer stop()
+	sess, err := client.NewSession()
+	if err != nil {
+		pr.RigErr = "open a session on the target: " + err.Error()
+		return pr
+	}
+	defer sess.Close()
+	stdout, stderr := &capture{max: reconcile.MaxAnswerSize + 1}, &capture{max: maxKept}
+	sess.Stdout, sess.Stderr = stdout, stderr
+	err = sess.Run(command)
+	pr.stdout, pr.StdoutBytes, pr.Stderr = stdout.Bytes(), stdout.Total(), string(stderr.Bytes())
+	pr.Stdout = string(pr.stdout)
+	var ee *gossh.ExitError
+	switch {
+	case tctx.Err() != nil && ctx.Err() == nil:
+		pr.Hung = true
+	case err == nil:
+		pr.ExitCode = 0
+	case errors.As(err, &ee) && ee.Signal() != "":
+		pr.Signal = "SIG" + ee.Signal()
+	case errors.As(err, &ee):
+		pr.ExitCode = ee.ExitStatus()
+	default:
+		pr.Err = err.Error()
+	}
+	return pr
+}
+
+// judge reads the probe run's answer and names what went wrong: an answer
+// only from a probe that ended by itself and printed exactly one valid
+// answer (a non-zero exit status is recorded, not judged: the answer is the
+// interface, as for tools).
+func judge(pr ProbeRun, timeout time.Duration) (*reconcile.Answer, []Finding) {
+	var findings []Finding
+	if len(pr.LeftRunning) > 0 {
+		findings = append(findings, Finding{FindingLeftRunning,
+			fmt.Sprintf("processes %v of the probe's process group were still running after it exited; the rig killed them", pr.LeftRunning)})
+	}
+	if pr.Hung {
+		how := "the rig killed its process group"
+		if pr.Where == "remote" {
+			how = "the rig closed its session and killed its processes on the target"
+		}
+		return nil, append(findings, Finding{FindingHang, fmt.Sprintf("no answer within %s (--probe-timeout); %s", timeout, how)})
+	}
+	a, perr := reconcile.ParseAnswer(pr.stdout)
+	if perr != nil && pr.StdoutBytes > int64(len(pr.stdout)) {
+		perr = fmt.Errorf("printed %d bytes; an answer is at most %d bytes", pr.StdoutBytes, reconcile.MaxAnswerSize)
+	}
+	switch {
+	case pr.Err != "":
+		return nil, append(findings, Finding{FindingCrash, "its session ended without an exit status (" + pr.Err + ")" + outputNote(perr)})
+	case pr.Signal != "":
+		return nil, append(findings, Finding{FindingCrash, "killed by a signal (" + pr.Signal + ")" + outputNote(perr)})
+	case pr.ExitCode != 0 && perr != nil:
+		return nil, append(findings, Finding{FindingCrash, fmt.Sprintf("exited %d without a valid answer (%v)%s", pr.ExitCode, perr, stderrNote(pr.Stderr))})
+	case perr != nil:
+		return nil, append(findings, Finding{FindingMalformed, perr.Error()})
+	}
+	return &a, findings
+}
+
+func outputNote(perr error) string {
+	if perr == nil {
+		return " (after printing a valid answer, which does not count)"
+	}
+	return ""
+}
+
+// stderrNote quotes the last line of stderr, which usually says why.
+func stderrNote(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return ""
+	}
+	if len(last) > 200 {
+		last = last[:200] + "..."
+	}
+	return "; its stderr ends: " + last
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

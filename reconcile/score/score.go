@@ -1,0 +1,723 @@
+// Package score scores a reconciliation probe against the truth: for an
+// operation, it produces every remote state for real on a target (never
+// started, started and killed, still running, completed with 0, completed
+// with non-zero, executed twice), checks with the engine's own truth that each
+// state is what it meant to produce, runs the probe and grades its answer.
+// The grading and the confusion matrix are in package reconcile; this package
+// drives the engine, and so cannot live in reconcile (the engine imports it).
+package score
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/internal/secret"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/markers"
+	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// Defaults for Options.
+const (
+	DefaultProbeTimeout = 10 * time.Second
+	DefaultSettle       = 5 * time.Second
+	// probeSettle is how long a probe's own commands on the target may take
+	// to end after the probe did, before they count as left running.
+	probeSettle = 2 * time.Second
+	// stateBudget bounds producing one state, beyond the probe's timeout.
+	stateBudget = time.Minute
+)
+
+// ReportVersion is the version of the report's JSON format.
+const ReportVersion = 1
+
+// Options configure a scoring run.
+type Options struct {
+	// Probe is the probe command: a shell command line, run with /bin/sh -c.
+	Probe string
+	// Remote runs the probe on the target (over a fresh SSH session) instead
+	// of locally.
+	Remote bool
+	// Operation is what the states are produced with; default the rig's
+	// default workload.
+	Operation *Operation
+	// Launcher starts the server; default the embedded target.
+	Launcher engine.Launcher
+	// Target names the target in reports; default "embedded".
+	Target string
+	// ProbeTimeout bounds each probe run; default DefaultProbeTimeout.
+	ProbeTimeout time.Duration
+	// Settle bounds the wait for the operation's command to end before the
+	// truth is read; default DefaultSettle.
+	Settle time.Duration
+	// Scenarios to produce, in order; default all (reconcile.Scenarios).
+	Scenarios []reconcile.Scenario
+	// Progress, when not nil, gets one line per state.
+	Progress io.Writer
+	// OnEvent, when not nil, gets every server event of the run.
+	OnEvent func(control.Event)
+	// WriteFile, when not nil, receives a transcript per state
+	// ("transcripts/NN-STATE.json").
+	WriteFile func(name string, data []byte) error
+}
+
+// Report is the result of a scoring run (report.json).
+type Report struct {
+	Version      int               `json:"version"`
+	Command      string            `json:"command"` // "reconcile"
+	Operation    string            `json:"operation"`
+	Probe        string            `json:"probe"`
+	Remote       bool              `json:"remote"`
+	Target       string            `json:"target"`
+	Where        string            `json:"where"`
+	Ledger       string            `json:"ledger"` // the ledger's path on the target
+	Started      time.Time         `json:"started"`
+	ProbeTimeout string            `json:"probe_timeout"`
+	Preflight    *Row              `json:"preflight,omitempty"`
+	Summary      Summary           `json:"summary"`
+	Matrix       *reconcile.Matrix `json:"matrix"`
+	WrongCells   []reconcile.Cell  `json:"wrong_cells"`
+	WeakCells    []reconcile.Cell  `json:"weak_cells"`
+	Rows         []Row             `json:"rows"`
+}
+
+// Summary counts the rows by mark.
+type Summary struct {
+	States       int `json:"states"`
+	Correct      int `json:"correct"`
+	Weak         int `json:"weak"`
+	Wrong        int `json:"wrong"`
+	NoAnswer     int `json:"no_answer"`
+	Inconclusive int `json:"inconclusive"`
+	// WithFindings counts scored rows with at least one finding.
+	WithFindings int   `json:"with_findings"`
+	DurationMS   int64 `json:"duration_ms"`
+}
+
+// Failed reports whether the probe failed: a wrong answer, no answer, or a
+// finding.
+func (s Summary) Failed() bool { return s.Wrong+s.NoAnswer+s.WithFindings > 0 }
+
+// TruthReport is the truth the engine established for a state.
+type TruthReport struct {
+	State        reconcile.State `json:"state"`
+	Starts       int             `json:"starts"`
+	Completes    int             `json:"completes"`
+	ExitCode     *int            `json:"exit_code"`
+	Disagreement string          `json:"disagreement,omitempty"`
+}
+
+// Row is one produced state and the probe's answer about it.
+type Row struct {
+	State         reconcile.Scenario `json:"state"`
+	CorrelationID string             `json:"correlation_id"`
+	// NotProduced says why the rig did not produce the state (the rig's
+	// fault, not the probe's); the row is then inconclusive and unscored.
+	NotProduced string                `json:"not_produced,omitempty"`
+	Truth       *TruthReport          `json:"truth,omitempty"`
+	Expected    reconcile.AnswerState `json:"expected"`
+	Answer      *reconcile.Answer     `json:"answer"`
+	Mark        reconcile.Mark        `json:"mark"`
+	Findings    []Finding             `json:"findings"`
+	Probe       *ProbeRun             `json:"probe,omitempty"`
+	Attempts    []Attempt             `json:"attempts"`
+	DurationMS  int64                 `json:"duration_ms"`
+	Transcript  string                `json:"transcript,omitempty"`
+}
+
+// PreflightError means the rig could not produce even a plain completed run
+// of the operation, so no state can be trusted.
+type PreflightError struct {
+	Reason string
+}
+
+func (e *PreflightError) Error() string { return "preflight: " + e.Reason }
+
+// Run produces every state, runs the probe against each and scores it. It
+// returns an error only when the rig itself could not run (no server, a
+// failed preflight); states it could not produce are inconclusive rows.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if strings.TrimSpace(o.Probe) == "" {
+		return nil, errors.New("score: no probe command")
+	}
+	if o.Operation == nil {
+		op, _ := LookupOperation(DefaultOperation)
+		o.Operation = &op
+	}
+	if o.Launcher == nil {
+		o.Launcher = engine.InProcess{}
+	}
+	if o.Target == "" {
+		o.Target = "embedded"
+	}
+	if o.ProbeTimeout <= 0 {
+		o.ProbeTimeout = DefaultProbeTimeout
+	}
+	if o.Settle <= 0 {
+		o.Settle = DefaultSettle
+	}
+	if o.Scenarios == nil {
+		o.Scenarios = reconcile.Scenarios()
+	}
+	if !o.Remote {
+		// The probe runs through env(1) (see runLocal): a missing env is
+		// the rig's problem, better said now than as six crashes.
+		if _, err := exec.LookPath("env"); err != nil {
+			return nil, fmt.Errorf("score: local probes need env(1): %w", err)
+		}
+	}
+	started := time.Now()
+	env, err := engine.Start(ctx, engine.Options{Launcher: o.Launcher})
+	if err != nil {
+		return nil, fmt.Errorf("score: start server: %w", err)
+	}
+	defer env.Close()
+	if o.OnEvent != nil {
+		tap := env.Control().Tap()
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for {
+				e, err := tap.Next(context.Background())
+				if err != nil {
+					return
+				}
+				o.OnEvent(e)
+			}
+		})
+		defer func() { tap.Close(); wg.Wait() }()
+	}
+	// A probe gets the identity file; whatever of the key it prints is a
+	// finding, and never reaches a report or a transcript.
+	keySecrets, err := secret.OfKeyFile(env.Identity())
+	if err != nil {
+		return nil, fmt.Errorf("score: read the run's key to keep it out of reports: %w", err)
+	}
+	r := &runner{o: o, env: env, op: *o.Operation, secrets: keySecrets}
+	rep := &Report{
+		Version:      ReportVersion,
+		Command:      "reconcile",
+		Operation:    r.op.Name,
+		Probe:        o.Probe,
+		Remote:       o.Remote,
+		Target:       o.Target,
+		Where:        env.Endpoint().Where,
+		Ledger:       env.Ready().Ledger,
+		Started:      started.UTC(),
+		ProbeTimeout: o.ProbeTimeout.String(),
+		Matrix:       reconcile.NewMatrix(),
+	}
+
+	// The preflight runs the operation once to completion under an id of
+	// its own. It proves the chain works before any state is trusted, and
+	// it leaves another id's markers in the ledger, so that a probe that
+	// ignores the id answers the never-started state wrongly.
+	pre := r.produce(ctx, reconcile.CompletedZero, false)
+	r.redactRow(&pre)
+	rep.Preflight = &pre
+	if pre.NotProduced != "" {
+		return rep, &PreflightError{Reason: "the rig could not run the operation " + r.op.Name + " to completion: " + pre.NotProduced}
+	}
+
+	for i, s := range o.Scenarios {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("score: interrupted: %w", err)
+		}
+		row := r.produce(ctx, s, true)
+		if ctx.Err() != nil {
+			break // what the interruption did to the probe says nothing about it
+		}
+		r.redactRow(&row)
+		if o.WriteFile != nil {
+			row.Transcript = fmt.Sprintf("transcripts/%02d-%s.json", i+1, s)
+			r.writeTranscript(row)
+		}
+		rep.Rows = append(rep.Rows, row)
+		if row.Mark != reconcile.Inconclusive {
+			rep.Matrix.Add(s, row.Answer)
+		}
+		if o.Progress != nil {
+			fmt.Fprintf(o.Progress, "[%d/%d] %-18s %s\n", i+1, len(o.Scenarios), s, row.brief())
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("score: interrupted: %w", err)
+	}
+	rep.WrongCells = rep.Matrix.WrongCells()
+	rep.WeakCells = rep.Matrix.WeakCells()
+	rep.summarize(time.Since(started))
+	return rep, nil
+}
+
+type runner struct {
+	o   Options
+	env *engine.Env
+	op  Operation
+
+	// Of the state being produced: transcript material, and what the
+	// probe's own case showed.
+	tx        transcript
+	lastProbe probeCase
+	sub       *control.Subscription // the still-running state's events
+
+	secrets []verdict.Secret // the run's private key, in every printed form
+}
+
+// transcript is transcripts/NN-STATE.json: everything about one state.
+type transcript struct {
+	Row         *Row            `json:"row"`
+	Command     string          `json:"command"` // the wrapped command
+	Ledger      []string        `json:"ledger"`  // the id's marker lines
+	Events      []control.Event `json:"events"`
+	ProbeEvents []control.Event `json:"probe_events"` // of the probe's own connections
+	Setup       string          `json:"setup_output,omitempty"`
+	Teardown    string          `json:"teardown_output,omitempty"`
+}
+
+func (r *runner) writeTranscript(row Row) {
+	r.tx.Row = &row
+	b, err := json.MarshalIndent(r.tx, "", "  ")
+	if err == nil {
+		// Set-up and teardown output is the rig's, but redact the whole
+		// file anyway: a transcript never carries key material.
+		b = secret.Redact(b, secret.ForJSON(r.secrets))
+		err = r.o.WriteFile(row.Transcript, append(b, '\n'))
+	}
+	if err != nil && r.o.Progress != nil {
+		fmt.Fprintf(r.o.Progress, "sshrig: transcript %s: %v\n", row.Transcript, err)
+	}
+}
+
+// variant is the command variant that produces s.
+func variant(s reconcile.Scenario) Variant {
+	switch s {
+	case reconcile.StillRunning:
+		return Block
+	case reconcile.CompletedNonZero:
+		return Fail
+	}
+	return Succeed
+}
+
+// spec is the engine case that produces s: where the transport dies (if at
+// all) and what the command does then.
+func spec(s reconcile.Scenario, id string) engine.Spec {
+	switch s {
+	case reconcile.NeverStarted:
+		// The exec request reaches the server, the transport is reset
+		// before the command starts, and with hangup it never starts.
+		return engine.Spec{ID: id, Moment: fault.Exec, Cut: fault.Reset, Disposition: fault.Hangup}
+	case reconcile.StartedKilled:
+		// No cut: the server kills the command right after its start marker.
+		return engine.Spec{ID: id, Moment: fault.None, Disposition: fault.RemoteKill}
+	}
+	return engine.Spec{ID: id, Moment: fault.None, Disposition: fault.Survive}
+}
+
+// produce produces state s under a fresh id and, when probe is set, runs the
+// probe against it and grades the answer.
+func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) (row Row) {
+	start := time.Now()
+	id := r.env.NewID()
+	row = Row{State: s, CorrelationID: id, Expected: s.Want(), Findings: []Finding{}, Attempts: []Attempt{}}
+	r.tx = transcript{Ledger: []string{}}
+	r.lastProbe = probeCase{settled: true}
+	r.sub = nil
+	defer func() { row.DurationMS = time.Since(start).Milliseconds() }()
+	sctx, cancel := context.WithTimeout(ctx, stateBudget+r.o.ProbeTimeout)
+	defer cancel()
+	notProduced := func(why string) Row {
+		row.NotProduced = "the rig did not produce this state (the rig's fault, not the probe's): " + why
+		row.Mark = reconcile.Inconclusive
+		row.Answer = nil
+		return row
+	}
+
+	if r.op.Setup != "" {
+		out, err := r.onTarget(sctx, r.op.Setup)
+		r.tx.Setup = out
+		if err != nil {
+			return notProduced("the operation's set-up failed: " + err.Error())
+		}
+	}
+	if r.op.Teardown != "" {
+		// Whatever happens, and even when interrupted: the set-up may
+		// have started processes on the target.
+		defer func() {
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			out, err := r.onTarget(tctx, r.op.Teardown)
+			r.tx.Teardown = out
+			if err != nil && r.o.Progress != nil {
+				fmt.Fprintf(r.o.Progress, "sshrig: %s: the operation's teardown failed: %v\n", s, err)
+			}
+		}()
+	}
+
+	if s == reconcile.StillRunning {
+		// Subscribed before the case exists, so no event of it is missed
+		// (see truthNow).
+		sub := r.env.Control().Subscribe(id)
+		defer sub.Close()
+		r.sub = sub
+	}
+	run, err := r.env.Begin(sctx, spec(s, id))
+	if err != nil {
+		return notProduced("could not set the case up: " + err.Error())
+	}
+	command, err := run.Wrap(r.op.Command(variant(s)))
+	if err != nil {
+		run.Finish(sctx, 0)
+		return notProduced("could not wrap the operation's command: " + err.Error())
+	}
+	r.tx.Command = command
+
+	var ev *engine.Evidence
+	var finishErr error
+	var pr *ProbeRun
+	var truth reconcile.Truth
+	if s == reconcile.StillRunning {
+		// The probe must run while the command does: wait until the work
+		// is under way (the command printed ReadyLine, which it does only
+		// after its start marker), run the probe, then establish the
+		// truth as it stands — Finish cannot, since it ends the case
+		// first, killing the command — and only then end the case.
+		actx, acancel := context.WithCancel(sctx)
+		ready := make(chan struct{})
+		done := make(chan Attempt, 1)
+		go func() { done <- attempt(actx, run, command, ready) }()
+		var early *Attempt
+		select {
+		case <-ready:
+		case a := <-done:
+			early = &a
+		case <-sctx.Done():
+		}
+		var nowErr error
+		if early == nil && sctx.Err() == nil {
+			if probe {
+				p := r.probe(sctx, id, command)
+				pr = &p
+			}
+			truth, nowErr = r.truthNow(sctx, id)
+		}
+		ev, finishErr = run.Finish(sctx, 0)
+		acancel()
+		if early == nil {
+			a := <-done
+			early = &a
+		}
+		row.Attempts = append(row.Attempts, *early)
+		if nowErr != nil {
+			return notProduced("could not establish the truth while the command ran: " + nowErr.Error())
+		}
+	} else {
+		n := 1
+		if s == reconcile.ExecutedTwice {
+			n = 2 // the same wrapped command, for the same id
+		}
+		for range n {
+			row.Attempts = append(row.Attempts, attempt(sctx, run, command, nil))
+		}
+		ev, finishErr = run.Finish(sctx, r.o.Settle)
+	}
+
+	if ev != nil {
+		r.tx.Events = ev.Events
+		r.tx.Ledger = ledgerLines(ev.Ledger, id)
+	}
+	switch {
+	case ev == nil:
+		return notProduced("could not establish the truth: " + errText(finishErr))
+	case ev.ProbeErr != "":
+		return notProduced("could not read the ledger: " + ev.ProbeErr)
+	}
+	t := ev.Truth
+	if truth.ID != "" {
+		t = truth // still-running: the truth while the command ran
+	}
+	row.Truth = &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
+	switch {
+	case !ev.Landed:
+		return notProduced("the cut did not land: " + ev.NotLanded)
+	case finishErr != nil:
+		return notProduced("could not end the case: " + finishErr.Error())
+	case s == reconcile.StillRunning && len(row.Attempts) > 0 && !strings.Contains(row.Attempts[0].Stdout, ReadyLine):
+		return notProduced(fmt.Sprintf("the command never said its work was under way (%q on stdout)", ReadyLine))
+	}
+	if err := s.Check(t); err != nil {
+		return notProduced(err.Error())
+	}
+	if !probe {
+		return row // produced; nothing to grade
+	}
+	if pr == nil {
+		p := r.probe(sctx, id, command)
+		pr = &p
+	}
+	row.Probe = pr
+	if pr.RigErr != "" {
+		row.NotProduced = "the rig could not run the probe (the rig's fault, not the probe's): " + pr.RigErr
+		row.Mark = reconcile.Inconclusive
+		return row
+	}
+	answer, findings := judge(*pr, r.o.ProbeTimeout)
+	row.Findings = append(row.Findings, findings...)
+	row.Findings = append(row.Findings, r.probeCaseFindings(id, pr)...)
+	if names := secret.Found([]byte(pr.Stdout+"\n"+pr.Stderr), r.secrets); len(names) > 0 {
+		row.Findings = append(row.Findings, Finding{FindingSecret, "the probe printed the " + strings.Join(names, ", ") + "; the report holds it redacted"})
+	}
+	row.Answer = answer
+	row.Mark = reconcile.Grade(s, answer)
+	return row
+}
+
+// probeCase is what the probe's own case showed, for findings.
+type probeCase struct {
+	events  []control.Event
+	settled bool
+	// left: pids of the probe's process groups on the target still alive
+	// after it ended (killed by the rig); sweepErr: the search failed.
+	left     []string
+	sweepErr string
+}
+
+// probe runs the probe for id, over a case of its own: its connections go
+// through a cutter that never cuts, so the server attributes them (and their
+// commands) to the probe, not to the state, and ending that case kills
+// whatever the probe left running on the target.
+func (r *runner) probe(ctx context.Context, id, command string) ProbeRun {
+	pcase, err := r.env.Begin(ctx, engine.Spec{ID: r.env.NewID(), Moment: fault.None, Disposition: fault.Survive})
+	if err != nil {
+		return ProbeRun{Where: r.where(), ExitCode: -1, RigErr: "set up the probe's connection: " + err.Error()}
+	}
+	var pr ProbeRun
+	if r.o.Remote {
+		cmd := reconcile.RemoteCommand(r.o.Probe, r.env.Ready().Shell, id, r.op.Name, r.env.Ready().Ledger)
+		pr = runRemote(ctx, pcase, cmd, r.o.ProbeTimeout)
+	} else {
+		t := tool.Target{
+			Addr:          pcase.Addr(),
+			User:          r.env.User(),
+			Identity:      r.env.Identity(),
+			KnownHosts:    pcase.KnownHosts(),
+			CorrelationID: id,
+			Operation:     r.op.Name,
+			Command:       command,
+			Deadline:      r.o.ProbeTimeout,
+		}
+		pr = runLocal(ctx, r.o.Probe, r.env.Ready().Ledger, t, r.o.ProbeTimeout)
+	}
+	settle := probeSettle
+	if pr.Hung {
+		settle = 0 // it is being killed: nothing to wait for
+	}
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	// Ending the case kills the probe's commands still running there
+	// (with their process groups).
+	ev, _ := pcase.Finish(fctx, settle)
+	r.lastProbe = probeCase{settled: true}
+	if ev == nil {
+		return pr
+	}
+	r.tx.ProbeEvents = ev.Events
+	r.lastProbe = probeCase{events: ev.Events, settled: ev.Settled}
+	// A command that ended can leave processes of its group behind (a
+	// background job): find and kill them on the target too.
+	var pgids []int
+	for _, e := range ev.Events {
+		if e.Kind == control.ProcSpawned {
+			pgids = append(pgids, e.PID)
+		}
+	}
+	if len(pgids) > 0 {
+		out, err := r.onTarget(fctx, sweepCommand(pgids))
+		if err != nil {
+			r.lastProbe.sweepErr = err.Error()
+		} else if left := strings.Fields(out); len(left) > 0 {
+			r.lastProbe.left = left
+		}
+	}
+	return pr
+}
+
+// redactRow removes key material from everything of row that a probe or a
+// command printed, before it reaches the report, a transcript or a terminal.
+func (r *runner) redactRow(row *Row) {
+	red := func(s string) string { return string(secret.Redact([]byte(s), r.secrets)) }
+	row.NotProduced = red(row.NotProduced)
+	if row.Answer != nil {
+		a := *row.Answer
+		a.Evidence = red(a.Evidence)
+		row.Answer = &a
+	}
+	for i := range row.Findings {
+		row.Findings[i].Detail = red(row.Findings[i].Detail)
+	}
+	if row.Probe != nil {
+		p := *row.Probe
+		p.Stdout, p.Stderr, p.Err = red(p.Stdout), red(p.Stderr), red(p.Err)
+		p.stdout = nil
+		row.Probe = &p
+	}
+	for i := range row.Attempts {
+		row.Attempts[i].Stdout = red(row.Attempts[i].Stdout)
+		row.Attempts[i].Err = red(row.Attempts[i].Err)
+	}
+}
+
+func (r *runner) where() string {
+	if r.o.Remote {
+		return "remote"
+	}
+	return "local"
+}
+
+// probeCaseFindings judges what the probe did on the target.
+func (r *runner) probeCaseFindings(id string, pr *ProbeRun) []Finding {
+	var out []Finding
+	reran := 0
+	for _, e := range r.lastProbe.events {
+		if e.Kind == control.ExecReceived && e.MarkerID == id {
+			reran++
+		}
+	}
+	if reran > 0 {
+		out = append(out, Finding{FindingReran, fmt.Sprintf("the probe sent the operation's command for %s to the target %d time(s); a probe inspects, it never runs the operation", id, reran)})
+	}
+	if !r.lastProbe.settled && !pr.Hung {
+		out = append(out, Finding{FindingLeftRunning, fmt.Sprintf("commands the probe ran on the target were still running %s after it ended; the rig killed them", probeSettle)})
+	}
+	if len(r.lastProbe.left) > 0 {
+		out = append(out, Finding{FindingLeftRunning, fmt.Sprintf("processes %s of the probe's process groups on the target were still running after it ended; the rig killed them", strings.Join(r.lastProbe.left, " "))})
+	}
+	if r.lastProbe.sweepErr != "" {
+		out = append(out, Finding{FindingLeftRunning, "the rig could not check the target for processes the probe left behind: " + r.lastProbe.sweepErr})
+	}
+	return out
+}
+
+// truthNow establishes the truth for id as it stands, without ending its
+// case, from the same two sources and with the same derivation as
+// engine.Run.Finish: the ledger read over SSH, and the server's process
+// events. A ping's reply follows every event the server emitted before it,
+// and the control client queues events on r.sub before it hands out the
+// reply, so after the ping r.sub holds every event of the case up to now.
+func (r *runner) truthNow(ctx context.Context, id string) (reconcile.Truth, error) {
+	if err := r.env.Control().Do(ctx, control.Request{Op: control.OpPing}); err != nil {
+		return reconcile.Truth{}, err
+	}
+	drained, cancel := context.WithCancel(ctx)
+	cancel() // Next returns what is queued, then fails instead of waiting
+	var events []control.Event
+	for {
+		e, err := r.sub.Next(drained)
+		if err != nil {
+			break
+		}
+		events = append(events, e)
+	}
+	// A case of its own that does nothing: its Finish reads the whole
+	// ledger over the rig's probe connection, after the ping.
+	run, err := r.env.Begin(ctx, engine.Spec{ID: r.env.NewID(), Moment: fault.None, Disposition: fault.Survive})
+	if err != nil {
+		return reconcile.Truth{}, err
+	}
+	ev, err := run.Finish(ctx, 0)
+	switch {
+	case ev == nil:
+		return reconcile.Truth{}, fmt.Errorf("read the ledger: %s", errText(err))
+	case ev.ProbeErr != "":
+		return reconcile.Truth{}, fmt.Errorf("read the ledger: %s", ev.ProbeErr)
+	}
+	return reconcile.Derive(id, ev.Ledger, engine.Processes(events, id)), nil
+}
+
+// onTarget runs command on the target, outside any state: over a case of its
+// own with no cut. It returns the command's output; an error when it could
+// not run or exited non-zero.
+func (r *runner) onTarget(ctx context.Context, command string) (string, error) {
+	run, err := r.env.Begin(ctx, engine.Spec{ID: r.env.NewID(), Moment: fault.None, Disposition: fault.Survive})
+	if err != nil {
+		return "", err
+	}
+	pr := runRemote(ctx, run, "{\n"+command+"\n} 2>&1", stateBudget)
+	if _, err := run.Finish(ctx, r.o.Settle); err != nil && pr.Err == "" {
+		pr.Err = "end: " + err.Error()
+	}
+	switch {
+	case pr.RigErr != "":
+		return pr.Stdout, errors.New(pr.RigErr)
+	case pr.Err != "":
+		return pr.Stdout, errors.New(pr.Err)
+	case pr.Hung:
+		return pr.Stdout, fmt.Errorf("no exit within %s", stateBudget)
+	case pr.Signal != "":
+		return pr.Stdout, fmt.Errorf("killed by %s; output: %s", pr.Signal, strings.TrimSpace(pr.Stdout))
+	case pr.ExitCode != 0:
+		return pr.Stdout, fmt.Errorf("exit %d; output: %s", pr.ExitCode, strings.TrimSpace(pr.Stdout))
+	}
+	return pr.Stdout, nil
+}
+
+func ledgerLines(l *markers.Ledger, id string) []string {
+	out := []string{}
+	if l == nil {
+		return out
+	}
+	for _, e := range l.Entries {
+		if e.ID == id {
+			out = append(out, e.String())
+		}
+	}
+	return out
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "no evidence"
+	}
+	return err.Error()
+}
+
+func (rep *Report) summarize(d time.Duration) {
+	s := Summary{States: len(rep.Rows), DurationMS: d.Milliseconds()}
+	for _, row := range rep.Rows {
+		switch row.Mark {
+		case reconcile.Correct:
+			s.Correct++
+		case reconcile.Weak:
+			s.Weak++
+		case reconcile.Wrong:
+			s.Wrong++
+		case reconcile.NoAnswer:
+			s.NoAnswer++
+		case reconcile.Inconclusive:
+			s.Inconclusive++
+		}
+		if row.Mark != reconcile.Inconclusive && len(row.Findings) > 0 {
+			s.WithFindings++
+		}
+	}
+	rep.Summary = s
+}
+
+// JSON is the report as report.json holds it.
+func (rep *Report) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
