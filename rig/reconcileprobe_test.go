@@ -16,8 +16,8 @@ import (
 )
 
 // probeThenRetry runs the case's reconcile probe after an uncertain attempt
-// and then sends the command again: only when the probe said not_started,
-// or (Always) whatever it said.
+// and then sends the command again — only when the probe said not_started,
+// or (Always) whatever it said — and reports the retry's result.
 type probeThenRetry struct{ Always bool }
 
 func (p probeThenRetry) Name() string { return "test:probe-then-retry" }
@@ -31,7 +31,8 @@ func (p probeThenRetry) Run(ctx context.Context, t tool.Target, stdout, stderr i
 		probe := tools.Client{}.Attempt(ctx, pt)
 		answer, err := reconcile.ParseAnswer(probe.Stdout)
 		if p.Always || (err == nil && answer.State == reconcile.AnswerNotStarted) {
-			tools.Client{}.Attempt(ctx, t)
+			// Report what the retry established.
+			cat, retry, msg = tools.Classify(tools.Client{}.Attempt(ctx, t))
 		}
 	}
 	b, _ := (result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry, Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg}).Marshal()
@@ -90,6 +91,11 @@ func TestReconcileProbeJustifiesRetry(t *testing.T) {
 			}
 			if got := blindRetry(&c); got != tc.wantBlind {
 				t.Fatalf("blind retry finding = %t, want %t; verdict %s %+v", got, tc.wantBlind, c.Verdict, c.Violations)
+			}
+			// A reconciled retry whose exit status arrived is reported
+			// as what it is: the case passes whole.
+			if !tc.wantBlind && (c.Verdict != verdict.Pass || c.Reported == nil || c.Reported.Category != result.Succeeded) {
+				t.Fatalf("reconciled retry: verdict %s, reported %+v, violations %+v", c.Verdict, c.Reported, c.Violations)
 			}
 		})
 	}

@@ -391,6 +391,9 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	}
 	if t.Reconcile != "" {
 		in.ProbedBetween = probedBetween(ev.Events, id, sha256Hex(t.Reconcile))
+		if in.ProbedBetween && c.Scenario == "" {
+			in.RetryDelivered = lastDelivered(ev.Events, id)
+		}
 	}
 	if c.Scenario != "" {
 		in.Steps, in.ProbedBetween = scenarioSteps(ev.Events, t, id)
@@ -632,6 +635,28 @@ func probedBetween(events []control.Event, id, probe string) bool {
 		}
 	}
 	return false
+}
+
+// lastDelivered is what the server delivered to the last attempt for id
+// (its exec request's session), nil when it delivered nothing.
+func lastDelivered(events []control.Event, id string) *verdict.Delivered {
+	type key struct{ conn, session int }
+	var last key
+	var got *verdict.Delivered
+	for _, e := range events {
+		k := key{e.Conn, e.Session}
+		switch {
+		case e.Kind == control.ExecReceived && e.MarkerID == id:
+			last, got = k, nil
+		case e.Kind == control.ExitSent && k == last:
+			d := &verdict.Delivered{Signal: e.Signal}
+			if e.ExitCode != nil {
+				d.ExitCode = *e.ExitCode
+			}
+			got = d
+		}
+	}
+	return got
 }
 
 // delivered is the result the server delivered before the cut, from its own events.

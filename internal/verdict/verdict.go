@@ -123,6 +123,10 @@ type Input struct {
 	// between the first and the next.
 	Attempts      int
 	ProbedBetween bool
+	// RetryDelivered, for a reconciled retry (ProbedBetween with more than
+	// one attempt), is what the server delivered to the last attempt: the
+	// tool then knows how the retry ended. nil when nothing was delivered.
+	RetryDelivered *Delivered
 	// FollowUps counts commands the tool ran after an answer whose contract
 	// it could not trust (set only for such cases).
 	FollowUps int
@@ -222,7 +226,13 @@ func Judge(in Input) Verdict {
 	if v.Reported != nil && in.Landed && stepsDone && r.Category == result.Succeeded && r.Retry == result.Never {
 		v.Grade = Exact
 	} else if v.Reported != nil && in.Landed {
-		grade, why := GradeReport(fault.KnowledgeAt(in.Moment, in.Cut), in.Delivered, in.Expect, r.Category, r.Retry)
+		knowledge, delivered := fault.KnowledgeAt(in.Moment, in.Cut), in.Delivered
+		if in.ProbedBetween && in.Attempts > 1 && in.RetryDelivered != nil && in.Expect == nil {
+			// A reconciled retry whose result arrived: the report is judged
+			// by what the tool could know of the retry, not of the cut.
+			knowledge, delivered = fault.ResultReceived, in.RetryDelivered
+		}
+		grade, why := GradeReport(knowledge, delivered, in.Expect, r.Category, r.Retry)
 		v.Grade = grade
 		if grade == Unsafe {
 			rule := RuleUnsafeCategory
@@ -268,7 +278,7 @@ func Judge(in Input) Verdict {
 		switch {
 		case r.Category == result.LocalFailure:
 			add(AssertEvidence, RuleContradiction, "the server saw the command start; the tool says local_failure (nothing sent)")
-		case r.Category == result.ConfirmedFailure && in.Delivered == nil:
+		case r.Category == result.ConfirmedFailure && in.Delivered == nil && in.RetryDelivered == nil:
 			add(AssertEvidence, RuleContradiction, "the server saw the command start and delivered no exit status; the tool says confirmed_failure")
 		}
 	}

@@ -107,6 +107,18 @@ func TestJudge(t *testing.T) {
 		{"hang", func(in *Input) { in.Stdout, in.Hung = nil, true }, Fail, RuleHang},
 		{"blind retry", func(in *Input) { in.Attempts = 2 }, Fail, RuleBlindRetry},
 		{"probed retry", func(in *Input) { in.Attempts, in.ProbedBetween = 2, true }, Pass, ""},
+		{"reconciled retry reports its exit status", func(in *Input) {
+			in.Attempts, in.ProbedBetween, in.RetryDelivered = 2, true, &Delivered{ExitCode: 0}
+			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
+		}, Pass, ""},
+		{"reconciled retry misreports its exit status", func(in *Input) {
+			in.Attempts, in.ProbedBetween, in.RetryDelivered = 2, true, &Delivered{ExitCode: 3}
+			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
+		}, Fail, RuleUnsafeCategory},
+		{"success without a delivered retry", func(in *Input) {
+			in.Attempts, in.ProbedBetween = 2, true
+			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
+		}, Fail, RuleUnsafeCategory},
 		{"wrong id", func(in *Input) { in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-2", false) }, Fail, RuleCorrelationID},
 		{"secret in stderr", func(in *Input) {
 			in.Stderr = []byte("key=SECRET")
