@@ -502,6 +502,9 @@ func (l *loader) checkCase(path string, n ast.Node, c Case, pos fieldPos) {
 	if c.Credential != 0 && c.Refusal != 0 {
 		l.fail(at("refusal"), path+".refusal", "give a credential scenario or a refusal, not both")
 	}
+	if c.ReconcileProbe != "" && (c.Moment < fault.Exec || c.Moment == fault.None) {
+		l.fail(at("reconcile_probe"), path+".reconcile_probe", "a reconcile probe is for an outcome the cut leaves unknown: it needs a moment from exec to exit-status, not %s", c.Moment)
+	}
 	if c.Host != "" && c.Moment != fault.Refuse {
 		l.fail(at("host"), path+".host", "an unresolvable host is never reached: it needs moment refuse, not %s", c.Moment)
 	}

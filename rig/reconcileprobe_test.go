@@ -103,20 +103,63 @@ func TestReconcileProbeJustifiesRetry(t *testing.T) {
 
 func TestProbedBetween(t *testing.T) {
 	const id, probe = "c-1", "probe-digest"
-	exec := func(conn int, marker, digest string) control.Event {
-		return control.Event{Kind: control.ExecReceived, Conn: conn, Session: 1, MarkerID: marker, Digest: digest}
+	ev := func(kind control.EventKind, conn int) control.Event {
+		return control.Event{Kind: kind, Conn: conn, Session: 1}
 	}
-	spawned := control.Event{Kind: control.ProcSpawned, Conn: 1, Session: 1, PID: 42}
+	attempt := func(conn int) control.Event {
+		e := ev(control.ExecReceived, conn)
+		e.MarkerID = id
+		return e
+	}
+	refused := func(conn int) control.Event {
+		e := ev(control.ExecRefused, conn)
+		e.MarkerID = id
+		return e
+	}
+	probeExec := func(conn int, digest string) control.Event {
+		e := ev(control.ExecReceived, conn)
+		e.Digest = digest
+		return e
+	}
+	skipped := func(conn int) control.Event { return ev(control.ExecSkipped, conn) }
+	finished := func(conn int) control.Event { return ev(control.ExecFinished, conn) }
+	spawned := func(conn int) control.Event { return ev(control.ProcSpawned, conn) }
+	exit := func(conn int) control.Event { return ev(control.ExitSent, conn) }
+	// A probe that ran to its exit status, on connection conn.
+	probed := func(conn int) []control.Event {
+		return []control.Event{probeExec(conn, probe), exit(conn), finished(conn)}
+	}
+	seq := func(parts ...any) []control.Event {
+		var out []control.Event
+		for _, p := range parts {
+			switch p := p.(type) {
+			case control.Event:
+				out = append(out, p)
+			case []control.Event:
+				out = append(out, p...)
+			}
+		}
+		return out
+	}
 	tests := []struct {
 		name   string
 		events []control.Event
 		want   bool
 	}{
-		{"probe before the retry, nothing started", []control.Event{exec(1, id, ""), exec(2, "", probe), exec(3, id, "")}, true},
-		{"probe found it started", []control.Event{exec(1, id, ""), spawned, exec(2, "", probe), exec(3, id, "")}, false},
-		{"no probe", []control.Event{exec(1, id, ""), exec(3, id, "")}, false},
-		{"probe before the first attempt", []control.Event{exec(2, "", probe), exec(1, id, ""), exec(3, id, "")}, false},
-		{"another command, not the probe", []control.Event{exec(1, id, ""), exec(2, "", "other"), exec(3, id, "")}, false},
+		{"never started, probed, retried", seq(attempt(1), skipped(1), finished(1), probed(2), attempt(3)), true},
+		{"refused, probed, retried", seq(refused(1), probed(2), attempt(3)), true},
+		{"one attempt only", seq(attempt(1), skipped(1), finished(1), probed(2)), false},
+		{"the probe found it started", seq(attempt(1), spawned(1), probed(2), attempt(3)), false},
+		{"probed while the first request was still held", seq(attempt(1), probed(2), skipped(1), finished(1), attempt(3)), false},
+		{"the retry came before the probe's exit status", seq(attempt(1), skipped(1), finished(1), probeExec(2, probe), attempt(3), exit(2)), false},
+		{"no probe", seq(attempt(1), skipped(1), finished(1), attempt(3)), false},
+		{"another command, not the probe", seq(attempt(1), skipped(1), finished(1), probeExec(2, "other"), exit(2), attempt(3)), false},
+		{"probe before the first attempt", seq(probed(2), attempt(1), skipped(1), finished(1), attempt(3)), false},
+		{"a refused probe ran nothing", seq(attempt(1), skipped(1), finished(1), ev(control.ExecRefused, 2), attempt(3)), false},
+		{"blind retry, then probe, then retry", seq(attempt(1), skipped(1), finished(1), attempt(3), skipped(3), finished(3), probed(4), attempt(5)), false},
+		{"one probe, two retries", seq(attempt(1), skipped(1), finished(1), probed(2), attempt(3), skipped(3), finished(3), attempt(5)), false},
+		{"a probe before each retry", seq(attempt(1), skipped(1), finished(1), probed(2), attempt(3), skipped(3), finished(3), probed(4), attempt(5)), true},
+		{"the first spawned after a blind retry", seq(attempt(1), attempt(3), spawned(1), probed(2), attempt(5)), false},
 	}
 	for _, tc := range tests {
 		if got := probedBetween(tc.events, id, probe); got != tc.want {

@@ -389,9 +389,9 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	if c.Fixture != "" {
 		in.FollowUps = followUps(ev.Events, id, t.Reconcile)
 	}
-	if t.Reconcile != "" {
+	if t.Reconcile != "" && c.Scenario == "" {
 		in.ProbedBetween = probedBetween(ev.Events, id, sha256Hex(t.Reconcile))
-		if in.ProbedBetween && c.Scenario == "" {
+		if in.ProbedBetween {
 			in.RetryDelivered = lastDelivered(ev.Events, id)
 		}
 	}
@@ -426,6 +426,10 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	}
 	// The report never carries key material, even when the tool printed it.
 	cr.Verdict, cr.Grade, cr.Violations, cr.Steps = v.Status, v.Grade, v.Violations, v.Path
+	for i := range cr.Violations {
+		// Details quote what the tool printed (an id, a parse error).
+		cr.Violations[i].Detail = string(secret.Redact([]byte(cr.Violations[i].Detail), secrets))
+	}
 	cr.Reported = redactResult(v.Reported, secrets)
 	cr.ParseError = string(secret.Redact([]byte(v.ParseError), secrets))
 	if e := in.Expect; e != nil {
@@ -500,9 +504,12 @@ func scenarioSteps(events []control.Event, t tool.Target, id string) (steps []ve
 	if t.Reconcile != "" {
 		probe = sha256Hex(t.Reconcile)
 	}
-	createPIDs := map[int]bool{}
 	type key struct{ conn, session int }
+	createPIDs := map[int]key{}
 	creating := map[key]bool{}
+	// unsettled: creates that could still run — the request held, or the
+	// command running. A lookup meanwhile finds nothing for now only.
+	unsettled := map[key]bool{}
 	created := false
 	for _, e := range events {
 		k := key{e.Conn, e.Session}
@@ -511,9 +518,9 @@ func scenarioSteps(events []control.Event, t tool.Target, id string) (steps []ve
 			switch {
 			case e.MarkerID == id:
 				steps = append(steps, verdict.Step{Op: verdict.StepCreate})
-				creating[k] = true
+				creating[k], unsettled[k] = true, true
 			case e.Digest == lookup, probe != "" && e.Digest == probe:
-				steps = append(steps, verdict.Step{Op: verdict.StepLookup, Found: created})
+				steps = append(steps, verdict.Step{Op: verdict.StepLookup, Found: created, Pending: !created && len(unsettled) > 0})
 			case e.Digest == note:
 				steps = append(steps, verdict.Step{Op: verdict.StepNote})
 			default:
@@ -521,12 +528,17 @@ func scenarioSteps(events []control.Event, t tool.Target, id string) (steps []ve
 			}
 		case control.ProcSpawned:
 			if creating[k] {
-				createPIDs[e.PID] = true
+				createPIDs[e.PID] = k
 			}
 		case control.ProcExited:
-			if createPIDs[e.PID] && e.ExitCode != nil && *e.ExitCode == 0 {
-				created = true
+			if ck, ok := createPIDs[e.PID]; ok {
+				delete(unsettled, ck)
+				if e.ExitCode != nil && *e.ExitCode == 0 {
+					created = true
+				}
 			}
+		case control.ExecSkipped, control.ExecFinished, control.ExecRefused:
+			delete(unsettled, k)
 		}
 	}
 	seenCreate, lookedUp := false, false
@@ -605,36 +617,57 @@ func attempts(events []control.Event, id string) int {
 	return n
 }
 
-// probedBetween says the case's reconcile probe (by its digest) reached the
-// server between the first attempt for id and a later one, at a time when
-// the first attempt's command had not started: only then can the probe have
-// justified a second attempt (a probe that found the command under way
-// justifies nothing). Started means the server had spawned the command's
-// process group; with a cut at or after the start marker that is always
-// before any probe.
+// probedBetween says every attempt for id after the first was reconciled:
+// since the attempt before it, the case's reconcile probe (by its digest) ran
+// to its exit status at a time when every earlier attempt's exec request had
+// ended without the server starting the command. Only then can the probe's
+// "not started" be true for good; a probe that ran while an earlier request
+// was still held (it could start after the probe looked), or after the
+// command had started, justifies nothing. A refused probe ran nothing.
 func probedBetween(events []control.Event, id, probe string) bool {
 	type key struct{ conn, session int }
-	first, attempts := key{}, 0
-	started, justified := false, false
+	type attempt struct{ ended, spawned bool }
+	tries := map[key]*attempt{}
+	probes := map[key]bool{}
+	order, reconciled := 0, false
+	settled := func() bool { // every attempt so far ended and never started
+		for _, a := range tries {
+			if !a.ended || a.spawned {
+				return false
+			}
+		}
+		return true
+	}
 	for _, e := range events {
 		k := key{e.Conn, e.Session}
-		switch {
-		case e.Kind == control.ProcSpawned && attempts == 1 && k == first:
-			started = true
-		case e.Kind != control.ExecReceived && e.Kind != control.ExecRefused:
-		case e.MarkerID == id:
-			if attempts > 0 && justified {
-				return true
+		switch e.Kind {
+		case control.ExecReceived, control.ExecRefused:
+			switch {
+			case e.MarkerID == id:
+				if order > 0 && !reconciled {
+					return false
+				}
+				order++
+				reconciled = false
+				tries[k] = &attempt{ended: e.Kind == control.ExecRefused}
+			case e.Kind == control.ExecReceived && e.Digest == probe && order > 0:
+				probes[k] = true
 			}
-			if attempts == 0 {
-				first = k
+		case control.ProcSpawned:
+			if a := tries[k]; a != nil {
+				a.spawned = true
 			}
-			attempts++
-		case e.Digest == probe && attempts > 0 && !started:
-			justified = true
+		case control.ExecSkipped, control.ExecFinished:
+			if a := tries[k]; a != nil {
+				a.ended = true
+			}
+		case control.ExitSent:
+			if probes[k] && settled() {
+				reconciled = true
+			}
 		}
 	}
-	return false
+	return order > 1
 }
 
 // lastDelivered is what the server delivered to the last attempt for id
@@ -646,7 +679,7 @@ func lastDelivered(events []control.Event, id string) *verdict.Delivered {
 	for _, e := range events {
 		k := key{e.Conn, e.Session}
 		switch {
-		case e.Kind == control.ExecReceived && e.MarkerID == id:
+		case (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == id:
 			last, got = k, nil
 		case e.Kind == control.ExitSent && k == last:
 			d := &verdict.Delivered{Signal: e.Signal}

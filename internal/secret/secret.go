@@ -66,15 +66,69 @@ func WithPath(path string) ([]verdict.Secret, error) {
 	return append(s, verdict.Secret{Name: "identity file's path", Data: []byte(path), ResultOnly: true}), nil
 }
 
-// Redact replaces every secret in b with a marker naming it. The marker has
-// no quote or backslash, so redacting a JSON document keeps it valid JSON.
+// Redact replaces every secret in b with a marker naming it, and then every
+// fragment of key material: a run of at least MinFragment base64 characters
+// that occurs inside a secret, as text cut at a buffer's edge or quoted short
+// in an error message leaves it. The marker has no quote or backslash, so
+// redacting a JSON document keeps it valid JSON.
 func Redact(b []byte, secrets []verdict.Secret) []byte {
 	for _, s := range secrets {
 		if len(s.Data) > 0 && bytes.Contains(b, s.Data) {
 			b = bytes.ReplaceAll(b, s.Data, []byte("[REDACTED: "+s.Name+"]"))
 		}
 	}
-	return b
+	return redactFragments(b, secrets)
+}
+
+// MinFragment is the shortest run of base64 characters Redact treats as a
+// fragment of a key. Shorter runs occur in ordinary text by chance.
+const MinFragment = 24
+
+func isBase64(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
+}
+
+// redactFragments replaces each run of base64 characters that is a fragment
+// of a key secret (not a ResultOnly one, such as a path).
+func redactFragments(b []byte, secrets []verdict.Secret) []byte {
+	isFragment := func(tok []byte) (string, bool) {
+		for _, s := range secrets {
+			if !s.ResultOnly && len(s.Data) >= MinFragment && bytes.Contains(s.Data, tok) {
+				return s.Name, true
+			}
+		}
+		return "", false
+	}
+	var out []byte
+	last := 0 // b[last:] is not yet in out
+	for i := 0; i < len(b); {
+		if !isBase64(b[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && isBase64(b[j]) {
+			j++
+		}
+		start := i
+		// In JSON text a line break is the two characters \n, and the n
+		// joins the run that follows.
+		if i > 0 && b[i-1] == '\\' && j-i > MinFragment {
+			start = i + 1
+		}
+		if j-start >= MinFragment {
+			if name, ok := isFragment(b[start:j]); ok {
+				out = append(out, b[last:start]...)
+				out = append(out, "[REDACTED: part of the "+name+"]"...)
+				last = j
+			}
+		}
+		i = j
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
 }
 
 // ForJSON adds the JSON-escaped form of each secret whose escaping differs

@@ -113,3 +113,46 @@ func TestMissingKeyFile(t *testing.T) {
 		t.Fatal("no error for a missing key file")
 	}
 }
+
+// Text cut at a buffer's edge or quoted short keeps a fragment of a key
+// line; no run of MinFragment characters of the key may survive.
+func TestRedactFragments(t *testing.T) {
+	path, pemText := keyFile(t)
+	secrets, err := WithPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bodyLines(pemText)
+	last := lines[len(lines)-2] // a full line from the private part
+	jsonPEM, _ := json.Marshal(string(pemText))
+	cut := string(jsonPEM)[:len(jsonPEM)*2/3]
+	printed := map[string]string{
+		"cut at the end":       "stdout: " + string(pemText)[:len(pemText)/2],
+		"quoted short":         `invalid character 'x' looking for value: "` + last[:30] + `…"`,
+		"cut JSON-escaped PEM": cut,
+		"a line cut both ends": "…" + last[5:35] + "…",
+	}
+	for name, text := range printed {
+		t.Run(name, func(t *testing.T) {
+			out := string(Redact([]byte(text), secrets))
+			body := strings.Join(lines, "")
+			for i := 0; i+MinFragment <= len(out); i++ {
+				if strings.Contains(body, out[i:i+MinFragment]) {
+					t.Fatalf("%d characters of the key survived at %d: %q", MinFragment, i, out)
+				}
+			}
+			if !strings.Contains(out, "[REDACTED: ") {
+				t.Fatalf("no marker in %q", out)
+			}
+		})
+	}
+	// Ordinary long tokens stay: digests, ids, paths.
+	for _, text := range []string{
+		"digest 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		"correlation c-aca1212b-0002-eec81c, record rec-c-28e4332c-0003-3f84d1",
+	} {
+		if got := string(Redact([]byte(text), secrets)); got != text {
+			t.Errorf("ordinary text changed: %q -> %q", text, got)
+		}
+	}
+}

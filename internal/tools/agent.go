@@ -45,7 +45,9 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 		Reference{}.Run(ctx, t, stdout, stderr)
 		return
 	}
-	deadline := time.Now().Add(t.Deadline)
+	// Every step ends by nine tenths of the budget; the rest is for
+	// reporting, and covers a last step's minimum.
+	deadline := time.Now().Add(t.Deadline - t.Deadline/10)
 	step := func(name, command string) Attempt {
 		st := t
 		st.Command = command
@@ -67,6 +69,7 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 	created := step("create", t.Command)
 	cat, retry, msg := Classify(created)
 	var id string
+	probeSaidCompleted := false
 	switch cat {
 	case result.Succeeded:
 		id, _ = operations.Check(operations.CreateRecord, created.Stdout)
@@ -101,6 +104,7 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 				break
 			}
 			// Completed: the lookup below reads the record's id.
+			probeSaidCompleted = true
 		}
 		// Reconcile first: does the record exist?
 		look := step("lookup", t.Lookup)
@@ -110,6 +114,13 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 			return
 		}
 		found, err := operations.Check(operations.CreateRecord, look.Stdout)
+		if err != nil && probeSaidCompleted {
+			// The probe saw the create complete, the lookup finds no
+			// record: the two disagree, and neither a create nor a note
+			// is safe.
+			finish(look, result.OutcomeUnknown, result.ReconcileFirst, msg+"; the reconcile probe says the create completed, but the lookup finds no record: no further step taken")
+			return
+		}
 		if err != nil {
 			// Not there: the create never ran. Creating now is a reconciled
 			// decision, not a blind retry.

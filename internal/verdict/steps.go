@@ -8,6 +8,10 @@ type Step struct {
 	Op string // StepCreate, StepLookup, StepNote, or StepUnknown
 	// Found, for a lookup: the record existed when it ran.
 	Found bool
+	// Pending, for a lookup that did not find the record: a create could
+	// still run when it looked (its request held, or its command running),
+	// so "not found" was not the last word.
+	Pending bool
 }
 
 // The operations of the record-and-note scenario: create is a mutation,
@@ -28,6 +32,7 @@ const RuleTransition = "transition"
 //	create -> outcome_unknown -> lookup -> found -> attach_note      allowed
 //	create -> outcome_unknown -> lookup -> not_found -> create -> …  allowed
 //	create -> outcome_unknown -> create                              forbidden
+//	create -> outcome_unknown -> lookup -> pending -> create         forbidden
 //
 // firstUnknown says the first create's result never reached the tool. It
 // returns the path as text, whether the task reached its end (the note
@@ -54,6 +59,8 @@ func CheckSteps(steps []Step, firstUnknown bool) (path string, done bool, proble
 				}
 			case "unknown":
 				return fail("created again without looking the record up first")
+			case "pending":
+				return fail("created again while the first create could still run: the lookup looked before the server had settled it")
 			case "found":
 				return fail("created again although the lookup found the record")
 			default:
@@ -66,6 +73,9 @@ func CheckSteps(steps []Step, firstUnknown bool) (path string, done bool, proble
 			if s.Found {
 				state = "found"
 				p = append(p, "found")
+			} else if s.Pending {
+				state = "pending"
+				p = append(p, "pending")
 			} else {
 				state = "not_found"
 				p = append(p, "not_found")
@@ -74,7 +84,7 @@ func CheckSteps(steps []Step, firstUnknown bool) (path string, done bool, proble
 			switch state {
 			case "created", "found":
 				state = "noted"
-			case "unknown":
+			case "unknown", "pending":
 				return fail("attached a note without knowing the record exists")
 			case "not_found":
 				return fail("attached a note to a record the lookup did not find")

@@ -4,6 +4,7 @@ import "testing"
 
 func TestCheckSteps(t *testing.T) {
 	c, l, lf, n := Step{Op: StepCreate}, Step{Op: StepLookup}, Step{Op: StepLookup, Found: true}, Step{Op: StepNote}
+	lp := Step{Op: StepLookup, Pending: true}
 	for _, tc := range []struct {
 		steps        []Step
 		firstUnknown bool
@@ -18,6 +19,10 @@ func TestCheckSteps(t *testing.T) {
 		{[]Step{c, n}, true, "create -> outcome_unknown -> attach_note", false, true},
 		{[]Step{c, lf, c}, true, "create -> outcome_unknown -> lookup -> found -> create", false, true},
 		{[]Step{c, l, n}, true, "create -> outcome_unknown -> lookup -> not_found -> attach_note", false, true},
+		{[]Step{c, lp, c}, true, "create -> outcome_unknown -> lookup -> pending -> create", false, true},
+		{[]Step{c, lp, n}, true, "create -> outcome_unknown -> lookup -> pending -> attach_note", false, true},
+		{[]Step{c, lp, l, c, n}, true, "create -> outcome_unknown -> lookup -> pending -> lookup -> not_found -> create -> attach_note", true, false},
+		{[]Step{c, lp, lf, n}, true, "create -> outcome_unknown -> lookup -> pending -> lookup -> found -> attach_note", true, false},
 		{[]Step{c, {Op: StepUnknown}}, true, "create -> outcome_unknown -> unknown", false, true},
 	} {
 		path, done, problem := CheckSteps(tc.steps, tc.firstUnknown)

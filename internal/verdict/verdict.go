@@ -119,8 +119,9 @@ type Input struct {
 	Truth     *reconcile.Truth // nil when the probes failed
 	TruthErr  string
 	// Attempts is how many exec requests carrying the correlation id's
-	// markers reached the server; ProbedBetween says a reconcile probe ran
-	// between the first and the next.
+	// markers reached the server; ProbedBetween says each attempt after the
+	// first was reconciled: a probe ran before it, when no earlier request
+	// could still start the command.
 	Attempts      int
 	ProbedBetween bool
 	// RetryDelivered, for a reconciled retry (ProbedBetween with more than
@@ -244,8 +245,12 @@ func Judge(in Input) Verdict {
 	}
 
 	// Assertion 2: one execution per correlation id unless reconciled.
-	if in.Attempts > 1 && !in.ProbedBetween {
+	switch {
+	case in.Attempts > 1 && !in.ProbedBetween:
 		add(AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between that found it not started", in.Attempts, in.CorrelationID)
+	case in.Attempts > 1 && in.Truth != nil && in.Truth.Starts > 1:
+		// Whatever the probe said, the command ran more than once.
+		add(AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s and started %d times: the retry ran work that had already begun", in.Attempts, in.CorrelationID, in.Truth.Starts)
 	}
 
 	if in.FollowUps > 0 {

@@ -115,6 +115,10 @@ func TestJudge(t *testing.T) {
 			in.Attempts, in.ProbedBetween, in.RetryDelivered = 2, true, &Delivered{ExitCode: 3}
 			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
 		}, Fail, RuleUnsafeCategory},
+		{"probed retry that ran the command twice", func(in *Input) {
+			in.Attempts, in.ProbedBetween = 2, true
+			in.Truth = &reconcile.Truth{State: reconcile.Completed, Starts: 2, Completes: 2, ExitCode: new(0)}
+		}, Fail, RuleBlindRetry},
 		{"success without a delivered retry", func(in *Input) {
 			in.Attempts, in.ProbedBetween = 2, true
 			in.Stdout = resultJSON("succeeded", "never", "c-1", true)

@@ -68,6 +68,7 @@ type ProbeRun struct {
 	RigErr string `json:"rig_error,omitempty"`
 
 	stdout []byte // all that was kept, for parsing
+	cut    bool   // the probe printed more than was kept
 }
 
 // runLocal runs the probe as a local program in its own process group with
@@ -99,6 +100,7 @@ func runLocal(ctx context.Context, probe, ledger string, t tool.Target, timeout 
 		pr.Signal = ""
 	}
 	pr.Stdout = string(pr.stdout)
+	pr.cut = pr.StdoutBytes > int64(len(pr.stdout))
 	return pr
 }
 
@@ -148,6 +150,7 @@ func runRemote(ctx context.Context, run *engine.Run, command string, timeout tim
 	err = sess.Run(command)
 	pr.stdout, pr.StdoutBytes, pr.Stderr = stdout.Bytes(), stdout.Total(), string(stderr.Bytes())
 	pr.Stdout = string(pr.stdout)
+	pr.cut = pr.StdoutBytes > int64(len(pr.stdout))
 	var ee *gossh.ExitError
 	switch {
 	case tctx.Err() != nil && ctx.Err() == nil:
@@ -182,7 +185,7 @@ func judge(pr ProbeRun, timeout time.Duration) (*reconcile.Answer, []Finding) {
 		return nil, append(findings, Finding{FindingHang, fmt.Sprintf("no answer within %s (--probe-timeout); %s", timeout, how)})
 	}
 	a, perr := reconcile.ParseAnswer(pr.stdout)
-	if perr != nil && pr.StdoutBytes > int64(len(pr.stdout)) {
+	if perr != nil && pr.cut {
 		perr = fmt.Errorf("printed %d bytes; an answer is at most %d bytes", pr.StdoutBytes, reconcile.MaxAnswerSize)
 	}
 	switch {
@@ -213,7 +216,7 @@ func stderrNote(stderr string) string {
 		return ""
 	}
 	if len(last) > 200 {
-		last = last[:200] + "..."
+		last = strings.ToValidUTF8(last[:200], "") + "..." // no rune cut in half
 	}
 	return "; its stderr ends: " + last
 }

@@ -464,11 +464,17 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 		row.Mark = reconcile.Inconclusive
 		return row
 	}
+	// Key material is a finding, and is gone before anything quotes the
+	// probe's output (findings cut it short, where a fragment would be
+	// harder to recognise).
+	leaked := secret.Found([]byte(pr.Stdout+"\n"+pr.Stderr), r.secrets)
+	pr.stdout = secret.Redact(pr.stdout, r.secrets)
+	pr.Stdout, pr.Stderr = string(pr.stdout), string(secret.Redact([]byte(pr.Stderr), r.secrets))
 	answer, findings := judge(*pr, r.o.ProbeTimeout)
 	row.Findings = append(row.Findings, findings...)
 	row.Findings = append(row.Findings, r.probeCaseFindings(id, pr)...)
-	if names := secret.Found([]byte(pr.Stdout+"\n"+pr.Stderr), r.secrets); len(names) > 0 {
-		row.Findings = append(row.Findings, Finding{FindingSecret, "the probe printed the " + strings.Join(names, ", ") + "; the report holds it redacted"})
+	if len(leaked) > 0 {
+		row.Findings = append(row.Findings, Finding{FindingSecret, "the probe printed the " + strings.Join(leaked, ", ") + "; the report holds it redacted"})
 	}
 	row.Answer = answer
 	row.Mark = reconcile.Grade(s, answer)

@@ -103,7 +103,7 @@ func (rep *Report) SummaryLine() string {
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
-		s = s[:n-3] + "..."
+		s = strings.ToValidUTF8(s[:n-3], "") + "..." // no rune cut in half
 	}
 	return s
 }
