@@ -86,6 +86,9 @@ type Cutter struct {
 	closed    bool
 	conns     []*conn // conns[i] is connection i+1
 	acceptErr error
+	// gate, when not nil, holds connections accepted meanwhile before they
+	// reach the server (HoldNew); closing it lets them through (OpenNew).
+	gate chan struct{}
 
 	closeOnce sync.Once
 	closeErr  error
@@ -158,6 +161,30 @@ func Listen(upstream, caseID string, opts ...Option) (*Cutter, error) {
 	return c, nil
 }
 
+// HoldNew makes connections accepted from now on wait before they reach the
+// server, until OpenNew. The tool's side connects (the kernel accepts it)
+// and waits for the server's greeting. The rig holds new connections while
+// the server settles a request it held at a moment: a real server settles
+// it the instant the transport dies, so nothing the tool sends afterwards
+// may reach the server before that.
+func (c *Cutter) HoldNew() {
+	c.mu.Lock()
+	if c.gate == nil {
+		c.gate = make(chan struct{})
+	}
+	c.mu.Unlock()
+}
+
+// OpenNew lets held and later connections through.
+func (c *Cutter) OpenNew() {
+	c.mu.Lock()
+	if c.gate != nil {
+		close(c.gate)
+		c.gate = nil
+	}
+	c.mu.Unlock()
+}
+
 // Addr is the address the tool dials, "127.0.0.1:port".
 func (c *Cutter) Addr() string { return c.addr }
 
@@ -182,6 +209,7 @@ func (c *Cutter) acceptLoop() {
 		}
 		cn := newConn(len(c.conns)+1, tc)
 		c.conns = append(c.conns, cn)
+		gate := c.gate
 		c.mu.Unlock()
 
 		if c.opts.onAccept != nil {
@@ -193,7 +221,15 @@ func (c *Cutter) acceptLoop() {
 		// cn.mu also orders this wg.Go before Close's wg.Wait.
 		cn.mu.Lock()
 		if cn.state == stDialing {
-			c.wg.Go(func() { c.dial(cn) })
+			c.wg.Go(func() {
+				if gate != nil {
+					select {
+					case <-gate:
+					case <-c.dialCtx.Done():
+					}
+				}
+				c.dial(cn)
+			})
 		}
 		cn.mu.Unlock()
 	}

@@ -702,3 +702,45 @@ func TestRefusing(t *testing.T) {
 	}
 	ln.Close()
 }
+
+// Connections accepted while new ones are held reach the server only after
+// OpenNew; Close while they wait ends them.
+func TestHoldNew(t *testing.T) {
+	accepted := make(chan int, 4)
+	r := newRig(t, WithOnAccept(func(n int) { accepted <- n }))
+	r.cut.HoldNew()
+	client, err := net.Dial("tcp4", r.cut.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if n := <-accepted; n != 1 {
+		t.Fatalf("accepted connection %d, want 1", n)
+	}
+	// The negative check needs a bound: the upstream dial takes well under
+	// a millisecond on loopback when nothing holds it.
+	select {
+	case a := <-r.conns:
+		t.Fatalf("a held connection reached the server: %+v", a)
+	case <-time.After(200 * time.Millisecond):
+	}
+	r.cut.OpenNew()
+	s := r.accept()
+	defer s.Close()
+	if s.pre.Conn != 1 {
+		t.Fatalf("preamble %+v, want connection 1", s.pre)
+	}
+	roundtrip(t, client, s, "after the gate opened")
+
+	// Held again: Close must not wait for a gate nobody opens.
+	r.cut.HoldNew()
+	c2, err := net.Dial("tcp4", r.cut.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	<-accepted
+	if err := r.cut.Close(); err != nil {
+		t.Fatalf("Close with a held connection: %v", err)
+	}
+}

@@ -98,6 +98,10 @@ type Run struct {
 	events  []control.Event
 	changed chan struct{} // signalled on every event
 	lost    map[int]chan struct{}
+	// settled, for a request held at exec: closed once the server decided
+	// it (skipped it, or started the command) after the release.
+	settled chan struct{}
+	heldAt  sessionKey
 	cut     *CutRecord
 	ended   bool
 }
@@ -137,7 +141,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		spec.Disposition = fault.Survive
 	}
 	r := &Run{env: e, spec: spec, watchDone: make(chan struct{}), cutDone: make(chan struct{}),
-		changed: make(chan struct{}, 1), lost: map[int]chan struct{}{}, toolDone: make(chan struct{}),
+		changed: make(chan struct{}, 1), lost: map[int]chan struct{}{}, toolDone: make(chan struct{}), settled: make(chan struct{}),
 		identity: e.identity}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	// Registered before the server knows the case, so no event is missed.
@@ -315,6 +319,10 @@ func (r *Run) handle(evp *control.Event) {
 			r.lost[ev.Conn] = closedCh
 		}
 	}
+	if r.heldAt.conn != 0 && r.settled != closedCh && (sessionKey{ev.Conn, ev.Session} == r.heldAt && settles(ev.Kind) || ev.Kind == control.CaseEnded) {
+		close(r.settled)
+		r.settled = closedCh
+	}
 	r.mu.Unlock()
 	select {
 	case r.changed <- struct{}{}:
@@ -346,10 +354,32 @@ func (r *Run) lostChLocked(conn int) chan struct{} {
 	return ch
 }
 
+// sessionKey names one session of one connection of the case.
+type sessionKey struct{ conn, session int }
+
+// settles reports whether an event ends the server's indecision about an exec
+// request it held: it skipped the command, started it, or gave up on it.
+func settles(k control.EventKind) bool {
+	return k == control.ExecSkipped || k == control.ProcSpawned || k == control.ExecFinished
+}
+
 // cutAt cuts the held connection once the server's bytes reached the client,
 // waits for the server to see the transport drop where it can, and releases.
+//
+// At exec the server holds a request it has not yet decided: a real server
+// would decide it the instant the transport died. So that nothing the tool
+// sends afterwards (a reconcile probe on a new connection) can observe the
+// rig's hold instead of that decision, new connections wait in the cutter
+// from the cut until the server has skipped or started the command.
 func (r *Run) cutAt(ev control.Event) {
 	defer r.cuts.Done()
+	if ev.Moment == fault.Exec {
+		r.mu.Lock()
+		r.heldAt = sessionKey{ev.Conn, ev.Session}
+		r.mu.Unlock()
+		r.cutter.HoldNew()
+		defer r.cutter.OpenNew()
+	}
 	rec := &CutRecord{Moment: ev.Moment, Kind: r.spec.Cut, Conn: ev.Conn, HoldSeq: ev.Seq, EventTime: ev.Time, Sent: ev.Sent}
 	ctx, cancel := context.WithTimeout(r.ctx, r.env.opts.FlushTimeout)
 	var err error
@@ -393,6 +423,18 @@ func (r *Run) cutAt(ev control.Event) {
 	}
 	relCancel()
 	rec.Released = time.Now()
+	if ev.Moment == fault.Exec {
+		r.mu.Lock()
+		settled := r.settled
+		r.mu.Unlock()
+		t := time.NewTimer(r.env.opts.LossTimeout)
+		select {
+		case <-settled:
+		case <-t.C:
+		case <-r.ctx.Done():
+		}
+		t.Stop()
+	}
 	r.mu.Lock()
 	if r.cut == nil {
 		r.cut = rec
