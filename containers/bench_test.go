@@ -25,7 +25,7 @@ func BenchmarkColdImageBuild(b *testing.B) {
 	for b.Loop() {
 		l := newLauncher(b)
 		l.Progress = nil
-		bc, err := l.context(ctx, cli, staticBin, mustBusyboxB(b))
+		bc, err := l.context(ctx, cli, staticBin, mustBusybox(b))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -37,14 +37,6 @@ func BenchmarkColdImageBuild(b *testing.B) {
 		times = append(times, img.BuildTime)
 	}
 	reportDurations(b, times, "build")
-}
-
-func mustBusyboxB(b *testing.B) []ctxFile {
-	files, err := (&Launcher{}).busyboxFiles()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return files
 }
 
 // BenchmarkStartToReady starts a server container from the cached image

@@ -142,7 +142,7 @@ func TestImageBuiltOnceThenReused(t *testing.T) {
 	}
 }
 
-func mustBusybox(t *testing.T) []ctxFile {
+func mustBusybox(t testing.TB) []ctxFile {
 	files, err := (&Launcher{}).busyboxFiles()
 	if err != nil {
 		t.Fatal(err)

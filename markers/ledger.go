@@ -292,6 +292,21 @@ func (s *Summary) add(e Entry) {
 	}
 }
 
+// Lines are id's entries as ledger lines, in file order; none for a nil
+// ledger. Transcripts quote them.
+func (l *Ledger) Lines(id string) []string {
+	out := []string{}
+	if l == nil {
+		return out
+	}
+	for _, e := range l.Entries {
+		if e.ID == id {
+			out = append(out, e.String())
+		}
+	}
+	return out
+}
+
 // Summaries returns the summary of every id in the ledger.
 func (l *Ledger) Summaries() map[string]Summary {
 	summaries := make(map[string]*Summary)

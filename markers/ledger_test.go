@@ -370,3 +370,21 @@ func TestKindString(t *testing.T) {
 		}
 	}
 }
+
+func TestLines(t *testing.T) {
+	in := "a start 1 7\nb start 2 8\nnot a line\na complete 3 4 7\n"
+	l, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.Lines("a"), []string{"a start 1 7", "a complete 3 4 7"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Lines(a) = %q, want %q", got, want)
+	}
+	if got := l.Lines("z"); got == nil || len(got) != 0 {
+		t.Errorf("Lines of an absent id = %#v, want an empty list", got)
+	}
+	var none *Ledger
+	if got := none.Lines("a"); got == nil || len(got) != 0 {
+		t.Errorf("Lines of a nil ledger = %#v, want an empty list", got)
+	}
+}

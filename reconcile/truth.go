@@ -73,6 +73,21 @@ type Truth struct {
 	Disagreement string
 }
 
+// TruthReport is a Truth as reports hold it (report.json of `sshrig run`
+// and of `sshrig reconcile`).
+type TruthReport struct {
+	State        State  `json:"state"`
+	Starts       int    `json:"starts"`
+	Completes    int    `json:"completes"`
+	ExitCode     *int   `json:"exit_code"`
+	Disagreement string `json:"disagreement,omitempty"`
+}
+
+// Report is t as reports hold it.
+func (t Truth) Report() *TruthReport {
+	return &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
+}
+
 // Agree reports whether both sources agree.
 func (t Truth) Agree() bool { return t.Disagreement == "" }
 

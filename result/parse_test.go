@@ -39,7 +39,6 @@ type parseCase struct {
 	// last occurrence when last is set); "" means Offset -1.
 	at       string
 	last     bool
-	offset   int64    // used instead of at when atEnd is set
 	atEnd    bool     // expected offset is len(in)
 	contains []string // substrings of the error message
 	msg      string   // exact error message, when set

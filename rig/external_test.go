@@ -6,12 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sshrig/sshrig/internal/procs"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
 )
@@ -87,33 +86,11 @@ func TestBadExternalTools(t *testing.T) {
 			if c.Verdict != verdict.Fail || !found {
 				t.Fatalf("verdict %s, violations %v; want %s mentioning %q", c.Verdict, c.Violations, tc.rule, tc.detail)
 			}
-			if left := processesNamed("sleep 300"); len(left) > 0 {
+			if left := procs.Named("sleep 300"); len(left) > 0 {
 				t.Fatalf("processes left behind: %v", left)
 			}
 		})
 	}
-}
-
-// processesNamed lists live processes whose command line contains s.
-func processesNamed(s string) []int {
-	dirs, _ := os.ReadDir("/proc")
-	var out []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		if strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) {
-			if syscall.Kill(pid, 0) == nil {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
 }
 
 // TestExternalToolPrintsIdentity: a program that prints its identity file

@@ -54,38 +54,29 @@ type Expected struct {
 	Retry    result.Retry    `json:"retry"`
 }
 
-// TruthReport is the remote truth as the probes established it.
-type TruthReport struct {
-	State        reconcile.State `json:"state"`
-	Starts       int             `json:"starts"`
-	Completes    int             `json:"completes"`
-	ExitCode     *int            `json:"exit_code"`
-	Disagreement string          `json:"disagreement,omitempty"`
-}
-
 // CaseReport is one case in report.json.
 type CaseReport struct {
-	ID            string              `json:"id"`
-	Alias         string              `json:"alias,omitempty"`
-	Moment        string              `json:"moment"`
-	Cut           string              `json:"cut"`
-	Disposition   string              `json:"disposition"`
-	Tool          string              `json:"tool"`
-	Verdict       verdict.Status      `json:"verdict"`
-	Grade         verdict.Grade       `json:"grade,omitempty"`
-	CorrelationID string              `json:"correlation_id"`
-	Operation     string              `json:"operation"`
-	Expected      Expected            `json:"expected"`
-	Reported      *result.Result      `json:"reported"`
-	ParseError    string              `json:"parse_error,omitempty"`
-	Truth         *TruthReport        `json:"truth"`
-	Violations    []verdict.Violation `json:"violations"`
-	Steps         string              `json:"steps,omitempty"` // a step sequence's path
-	Reason        string              `json:"reason,omitempty"`
-	DurationMS    int64               `json:"duration_ms"`
-	ToolMS        int64               `json:"tool_ms"`
-	CutLatencyUS  int64               `json:"cut_latency_us,omitempty"`
-	Transcript    string              `json:"transcript,omitempty"`
+	ID            string                 `json:"id"`
+	Alias         string                 `json:"alias,omitempty"`
+	Moment        string                 `json:"moment"`
+	Cut           string                 `json:"cut"`
+	Disposition   string                 `json:"disposition"`
+	Tool          string                 `json:"tool"`
+	Verdict       verdict.Status         `json:"verdict"`
+	Grade         verdict.Grade          `json:"grade,omitempty"`
+	CorrelationID string                 `json:"correlation_id"`
+	Operation     string                 `json:"operation"`
+	Expected      Expected               `json:"expected"`
+	Reported      *result.Result         `json:"reported"`
+	ParseError    string                 `json:"parse_error,omitempty"`
+	Truth         *reconcile.TruthReport `json:"truth"`
+	Violations    []verdict.Violation    `json:"violations"`
+	Steps         string                 `json:"steps,omitempty"` // a step sequence's path
+	Reason        string                 `json:"reason,omitempty"`
+	DurationMS    int64                  `json:"duration_ms"`
+	ToolMS        int64                  `json:"tool_ms"`
+	CutLatencyUS  int64                  `json:"cut_latency_us,omitempty"`
+	Transcript    string                 `json:"transcript,omitempty"`
 }
 
 func (r *Report) summarize(d time.Duration) {

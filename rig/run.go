@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sshrig/sshrig/internal/capbuf"
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/eventlog"
@@ -206,7 +207,7 @@ type toolRun struct {
 func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (toolRun, <-chan struct{}) {
 	defer run.ToolReturned() // a stalled answer is released once the tool gave up
 	tctx, cancel := context.WithTimeout(ctx, t.Deadline+r.o.Grace)
-	stdout, stderr := &capBuffer{max: maxStdout}, &capBuffer{max: maxStderr}
+	stdout, stderr := capbuf.New(maxStdout), capbuf.New(maxStderr)
 	done := make(chan struct{})
 	start := time.Now()
 	var tr toolRun
@@ -729,44 +730,9 @@ func (r *runner) preflight(ctx context.Context) Preflight {
 	return p
 }
 
-func truthReport(t reconcile.Truth, established bool) *TruthReport {
+func truthReport(t reconcile.Truth, established bool) *reconcile.TruthReport {
 	if !established {
 		return nil
 	}
-	return &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
-}
-
-// capBuffer keeps at most max bytes and counts the rest.
-type capBuffer struct {
-	mu      sync.Mutex
-	max     int
-	b       []byte
-	dropped int64
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	room := c.max - len(c.b)
-	if room > len(p) {
-		room = len(p)
-	}
-	if room > 0 {
-		c.b = append(c.b, p[:room]...)
-	}
-	c.dropped += int64(len(p) - max(room, 0))
-	return len(p), nil
-}
-
-// Total is how many bytes were written, kept or not.
-func (c *capBuffer) Total() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return int64(len(c.b)) + c.dropped
-}
-
-func (c *capBuffer) Bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]byte(nil), c.b...)
+	return t.Report()
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
-	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -198,7 +197,7 @@ func (d *RunDir) WriteTranscript(c Case, cr CaseReport, t tool.Target, tr toolRu
 		Landed:     ev.Landed,
 		NotLanded:  ev.NotLanded,
 		Settled:    ev.Settled,
-		Ledger:     ledgerLines(ev.Ledger, cr.CorrelationID),
+		Ledger:     ev.Ledger.Lines(cr.CorrelationID),
 		Events:     ev.Events,
 		Violations: cr.Violations,
 	}
@@ -215,19 +214,6 @@ func (d *RunDir) WriteTranscript(c Case, cr CaseReport, t tool.Target, tr toolRu
 		d.mu.Unlock()
 	}
 	return name
-}
-
-func ledgerLines(l *markers.Ledger, id string) []string {
-	out := []string{}
-	if l == nil {
-		return out
-	}
-	for _, e := range l.Entries {
-		if e.ID == id {
-			out = append(out, e.String())
-		}
-	}
-	return out
 }
 
 func safeName(id string) string {

@@ -3,29 +3,23 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sshrig/sshrig/containers"
-	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/reconcile/score"
-	"github.com/sshrig/sshrig/rig"
 )
 
 type reconcileFlags struct {
 	probe        string
 	remote       bool
 	operation    string
-	target       string
-	image        string
-	serverBinary string
 	probeTimeout time.Duration
 	out          string
 	json         string
 	quiet        bool
+	targetFlags
 }
 
 func newReconcileCmd() *cobra.Command {
@@ -86,9 +80,7 @@ no answer or a finding, 2 bad usage, 3 the rig could not produce the states.`,
 	fl.StringVar(&f.probe, "probe", "", "the reconciliation probe: a shell command line (required)")
 	fl.BoolVar(&f.remote, "remote", false, "run the probe on the target over SSH instead of on this machine")
 	fl.StringVar(&f.operation, "operation", score.DefaultOperation, "the operation whose states are produced (valid: "+strings.Join(score.OperationNames(), ", ")+")")
-	fl.StringVar(&f.target, "target", "embedded", "where the SSH server runs: embedded (in this process) or container (a disposable Docker container; docs/containers.md)")
-	fl.StringVar(&f.image, "image", "", "--target container: build the server image FROM this local image (it must have /bin/sh) instead of scratch plus busybox")
-	fl.StringVar(&f.serverBinary, "server-binary", "", "--target container: static linux build of sshrig to run in the container (default: this executable, if static)")
+	f.targetFlags.register(fl)
 	fl.DurationVar(&f.probeTimeout, "probe-timeout", score.DefaultProbeTimeout, "deadline of each probe run; a probe still running then hangs and is killed")
 	fl.StringVar(&f.out, "out", "", "run directory (default: a new dated directory under ./sshrig-runs/)")
 	fl.StringVar(&f.json, "json", "", "also write the JSON report to this file")
@@ -107,18 +99,14 @@ func runReconcile(cmd *cobra.Command, f reconcileFlags) error {
 	if err != nil {
 		return usageError("--operation: %v", err)
 	}
-	launcher, err := reconcileLauncher(cmd, f)
+	launcher, err := f.launcher(cmd, f.quiet)
 	if err != nil {
 		return err
 	}
 
-	dirPath := f.out
-	if dirPath == "" {
-		dirPath = rig.DefaultRunDir("sshrig-runs", time.Now())
-	}
-	dir, err := rig.CreateRunDir(dirPath)
+	dir, dirPath, err := createRunDir(f.out)
 	if err != nil {
-		return usageError("run directory: %v", err)
+		return err
 	}
 	stderr := cmd.ErrOrStderr()
 	o := score.Options{
@@ -138,14 +126,7 @@ func runReconcile(cmd *cobra.Command, f reconcileFlags) error {
 	rep, runErr := score.Run(cmd.Context(), o)
 	if rep != nil {
 		if b, err := rep.JSON(); err == nil {
-			if err := dir.WriteFile("report.json", b); err != nil {
-				fmt.Fprintf(stderr, "sshrig: report.json: %v\n", err)
-			}
-			if f.json != "" {
-				if err := os.WriteFile(f.json, b, 0o644); err != nil {
-					fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
-				}
-			}
+			writeReport(stderr, dir, f.json, b)
 		}
 	}
 	if err := dir.Close(); err != nil {
@@ -169,35 +150,4 @@ func runReconcile(cmd *cobra.Command, f reconcileFlags) error {
 		return rigError(fmt.Errorf("%d state(s) not produced: the rig could not establish what it needed, so the probe was not scored there", s.Inconclusive))
 	}
 	return nil
-}
-
-// reconcileLauncher chooses the server's launcher from --target, as
-// `sshrig run` does.
-func reconcileLauncher(cmd *cobra.Command, f reconcileFlags) (engine.Launcher, error) {
-	switch f.target {
-	case "embedded":
-		if f.image != "" || f.serverBinary != "" {
-			return nil, usageError("--image and --server-binary apply to --target container only")
-		}
-		return engine.InProcess{}, nil
-	case "container":
-		if f.serverBinary != "" {
-			if st, err := os.Stat(f.serverBinary); err != nil {
-				return nil, usageError("--server-binary: %v", err)
-			} else if st.IsDir() {
-				return nil, usageError("--server-binary: %s is a directory", f.serverBinary)
-			}
-		}
-		cl := &containers.Launcher{ServerBinary: f.serverBinary, BaseImage: f.image}
-		if !f.quiet {
-			cl.Progress = cmd.ErrOrStderr()
-		}
-		// The image first: no Docker, or a binary that is not static,
-		// stops here (exit 3) rather than after the first state.
-		if _, err := cl.Prepare(cmd.Context()); err != nil {
-			return nil, rigError(fmt.Errorf("--target container: %w", err))
-		}
-		return cl, nil
-	}
-	return nil, usageError("unknown target %q (valid: embedded, container)", f.target)
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sshrig/sshrig/containers"
-	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/rig"
 	"github.com/sshrig/sshrig/tool"
@@ -23,15 +21,11 @@ type runFlags struct {
 	out      string
 	json     string
 	junit    string
-	target   string
 	budget   time.Duration
 	quiet    bool
 	matrix   string
 	logCmds  bool
-
-	// --target container only.
-	image        string // --image: base image instead of scratch plus busybox
-	serverBinary string // --server-binary: static sshrig to run in the container
+	targetFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -67,9 +61,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl.StringVar(&f.out, "out", "", "run directory (default: a new dated directory under ./sshrig-runs/)")
 	fl.StringVar(&f.json, "json", "", "also write the JSON report to this file")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
-	fl.StringVar(&f.target, "target", "embedded", "where the SSH server runs: embedded (in this process) or container (a disposable Docker container; docs/containers.md)")
-	fl.StringVar(&f.image, "image", "", "--target container: build the server image FROM this local image (it must have /bin/sh) instead of scratch plus busybox")
-	fl.StringVar(&f.serverBinary, "server-binary", "", "--target container: static linux build of sshrig to run in the container (default: this executable, if static)")
+	f.targetFlags.register(fl)
 	fl.DurationVar(&f.budget, "budget", rig.DefaultBudget, "deadline the tool gets per case; a tool still running after it (plus 2s grace) hangs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
 	return cmd
@@ -97,36 +89,10 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if f.budget <= 0 {
 		return usageError("--budget must be positive, got %s", f.budget)
 	}
-	// target:begin — choosing the server's launcher from --target.
-	var launcher engine.Launcher
-	switch f.target {
-	case "embedded":
-		if f.image != "" || f.serverBinary != "" {
-			return usageError("--image and --server-binary apply to --target container only")
-		}
-		launcher = engine.InProcess{}
-	case "container":
-		if f.serverBinary != "" {
-			if st, err := os.Stat(f.serverBinary); err != nil {
-				return usageError("--server-binary: %v", err)
-			} else if st.IsDir() {
-				return usageError("--server-binary: %s is a directory", f.serverBinary)
-			}
-		}
-		cl := &containers.Launcher{ServerBinary: f.serverBinary, BaseImage: f.image}
-		if !f.quiet {
-			cl.Progress = cmd.ErrOrStderr()
-		}
-		// The image first: no Docker, a binary that is not static or a
-		// base image that is not there stop the run before it starts (exit 3).
-		if _, err := cl.Prepare(cmd.Context()); err != nil {
-			return rigError(fmt.Errorf("--target container: %w", err))
-		}
-		launcher = cl
-	default:
-		return usageError("unknown target %q (valid: embedded, container)", f.target)
+	launcher, err := f.launcher(cmd, f.quiet)
+	if err != nil {
+		return err
 	}
-	// target:end
 	matrix, err := loadMatrix(f.matrix)
 	if err != nil {
 		return err
@@ -150,13 +116,9 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		return usageError("none of the %d selected cases can run against %s: %s", len(cases), t.Name(), why)
 	}
 
-	dirPath := f.out
-	if dirPath == "" {
-		dirPath = rig.DefaultRunDir("sshrig-runs", time.Now())
-	}
-	dir, err := rig.CreateRunDir(dirPath)
+	dir, dirPath, err := createRunDir(f.out)
 	if err != nil {
-		return usageError("run directory: %v", err)
+		return err
 	}
 	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()

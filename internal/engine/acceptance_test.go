@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/internal/procs"
 )
 
 var landingReps = flag.Int("sshrig.reps", 200, "repetitions per (moment, cut) pair in TestLandsEveryTime")
@@ -243,51 +243,14 @@ func TestCloseLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		if members := groupMembers(pid); len(members) != 0 {
+		if members := procs.Group(pid); len(members) != 0 {
 			t.Errorf("process group %d still has members %v after Close", pid, members)
 		}
 	}
-	if kids := children(os.Getpid()); len(kids) != 0 {
+	if kids := procs.Children(os.Getpid()); len(kids) != 0 {
 		t.Errorf("child processes left: %v", kids)
 	}
 	goleak.VerifyNone(t)
-}
-
-// groupMembers lists processes whose process group is pgid.
-func groupMembers(pgid int) []int {
-	return scanProc(func(_, _, pg int) bool { return pg == pgid })
-}
-
-// children lists processes whose parent is ppid.
-func children(ppid int) []int {
-	return scanProc(func(_, pp, _ int) bool { return pp == ppid })
-}
-
-func scanProc(match func(pid, ppid, pgid int) bool) []int {
-	dirs, _ := os.ReadDir("/proc")
-	var out []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces; fields resume after its ")".
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 3 || fields[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fields[1])
-		pgid, _ := strconv.Atoi(fields[2])
-		if match(pid, ppid, pgid) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // TestSubprocessServer runs cases against `sshrig serve` in a separate

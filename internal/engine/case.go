@@ -103,7 +103,6 @@ type Run struct {
 	settled chan struct{}
 	heldAt  sessionKey
 	cut     *CutRecord
-	ended   bool
 }
 
 // CutRecord is what happened when the server held at the armed moment.

@@ -62,26 +62,34 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 		return at
 	}
 	finish := func(a Attempt, cat result.Category, retry result.Retry, msg string) {
-		report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
-			Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+		report(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
+	}
+
+	// createAgain runs the create once more and reads the record's id; when
+	// that create fails too, it reports and says so (ok false).
+	createAgain := func(why string) (id string, ok bool) {
+		fmt.Fprintln(stderr, why)
+		again := step("create", t.Command)
+		if cat, retry, msg := Classify(again); cat != result.Succeeded {
+			finish(again, cat, retry, msg)
+			return "", false
+		}
+		id, _ = operations.Check(operations.CreateRecord, again.Stdout)
+		return id, true
 	}
 
 	created := step("create", t.Command)
 	cat, retry, msg := Classify(created)
 	var id string
-	probeSaidCompleted := false
+	ok, probeSaidCompleted := false, false
 	switch cat {
 	case result.Succeeded:
 		id, _ = operations.Check(operations.CreateRecord, created.Stdout)
 	case result.OutcomeUnknown:
 		if a.Recreate {
-			fmt.Fprintln(stderr, "create: outcome unknown; creating again")
-			again := step("create", t.Command)
-			if cat, retry, msg = Classify(again); cat != result.Succeeded {
-				finish(again, cat, retry, msg)
+			if id, ok = createAgain("create: outcome unknown; creating again"); !ok {
 				return
 			}
-			id, _ = operations.Check(operations.CreateRecord, again.Stdout)
 			break
 		}
 		if t.Reconcile != "" {
@@ -94,13 +102,9 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 				return
 			}
 			if answer.State == reconcile.AnswerNotStarted {
-				fmt.Fprintln(stderr, "reconcile probe: not started; creating")
-				again := step("create", t.Command)
-				if cat, retry, msg = Classify(again); cat != result.Succeeded {
-					finish(again, cat, retry, msg)
+				if id, ok = createAgain("reconcile probe: not started; creating"); !ok {
 					return
 				}
-				id, _ = operations.Check(operations.CreateRecord, again.Stdout)
 				break
 			}
 			// Completed: the lookup below reads the record's id.
@@ -124,13 +128,9 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 		if err != nil {
 			// Not there: the create never ran. Creating now is a reconciled
 			// decision, not a blind retry.
-			fmt.Fprintln(stderr, "lookup: not found; creating")
-			again := step("create", t.Command)
-			if cat, retry, msg = Classify(again); cat != result.Succeeded {
-				finish(again, cat, retry, msg)
+			if found, ok = createAgain("lookup: not found; creating"); !ok {
 				return
 			}
-			found, _ = operations.Check(operations.CreateRecord, again.Stdout)
 		}
 		id = found
 	default:

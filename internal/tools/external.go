@@ -7,13 +7,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	shlex "github.com/anmitsu/go-shlex"
 
+	"github.com/sshrig/sshrig/internal/procs"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -90,7 +90,7 @@ func (e External) RunProcess(ctx context.Context, t tool.Target, stdout, stderr 
 	err := cmd.Wait()
 	// Whatever is left of the process group is the tool's leftover: record
 	// it, then kill it.
-	out.LeftRunning = groupMembers(out.PID)
+	out.LeftRunning = procs.Group(out.PID)
 	syscall.Kill(-out.PID, syscall.SIGKILL)
 	out.Killed = killed
 	var ee *exec.ExitError
@@ -104,34 +104,6 @@ func (e External) RunProcess(ctx context.Context, t tool.Target, stdout, stderr 
 		}
 	case errors.As(err, &ee):
 		out.ExitCode = ee.ExitCode()
-	}
-	return out
-}
-
-// groupMembers lists live processes in process group pgid (Linux /proc).
-func groupMembers(pgid int) []int {
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 3 || fields[0] == "Z" {
-			continue
-		}
-		if pg, _ := strconv.Atoi(fields[2]); pg == pgid {
-			out = append(out, pid)
-		}
 	}
 	return out
 }

@@ -47,8 +47,7 @@ func honest(c Client, adjust func(a Attempt, r *result.Result, t tool.Target)) f
 	return func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
 		a := c.Attempt(ctx, t)
 		cat, retry, msg := Classify(a)
-		r := result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
-			Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg}
+		r := resultFor(t, cat, retry, msg)
 		if adjust != nil {
 			adjust(a, &r, t)
 		}
@@ -114,9 +113,7 @@ func Mutants() []Mutant {
 					fmt.Fprintf(stderr, "first attempt: phase=%s; retrying\n", a.Phase)
 					a = c.Attempt(ctx, t)
 				}
-				cat, retry, msg := Classify(a)
-				report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
-					Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+				reportClassified(stdout, stderr, t, a)
 			},
 		},
 		{
@@ -163,9 +160,7 @@ func Mutants() []Mutant {
 					fmt.Fprintln(stderr, "credential rejected; trying again")
 					a = c.Attempt(ctx, t)
 				}
-				cat, retry, msg := Classify(a)
-				report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
-					Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+				reportClassified(stdout, stderr, t, a)
 			},
 		},
 		{
@@ -183,9 +178,7 @@ func Mutants() []Mutant {
 					a.ContractErr = nil
 					c.Attempt(ctx, follow)
 				}
-				cat, retry, msg := Classify(a)
-				report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
-					Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+				reportClassified(stdout, stderr, t, a)
 			},
 		},
 		{

@@ -14,6 +14,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/sshrig/sshrig/internal/capbuf"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
@@ -195,7 +196,7 @@ func (c Client) Attempt(ctx context.Context, t tool.Target) Attempt {
 	if limit <= 0 {
 		limit = 1 << 20
 	}
-	stdout, stderr := &capBuffer{max: limit}, &capBuffer{max: limit}
+	stdout, stderr := capbuf.New(limit), capbuf.New(limit)
 	sess.Stdout, sess.Stderr = stdout, stderr
 
 	a.Phase = PhaseExec
@@ -336,28 +337,6 @@ func (w *watchdog) record(a *Attempt, ctx context.Context) {
 	a.TotalExpired = w.expired || ctx.Err() != nil
 }
 
-// capBuffer keeps at most max bytes.
-type capBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if room := c.max - len(c.b); room > 0 {
-		c.b = append(c.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-func (c *capBuffer) Bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]byte(nil), c.b...)
-}
-
 // Classify turns an attempt into the honest result: what the caller can know,
 // and what it should do next.
 func Classify(a Attempt) (result.Category, result.Retry, string) {
@@ -420,8 +399,20 @@ func (r Reference) Run(ctx context.Context, t tool.Target, stdout, stderr io.Wri
 		answer, why := runReconcileProbe(ctx, t, start.Add(t.Deadline-t.Deadline/10), stderr)
 		msg = reconciledMessage(msg, answer, why)
 	}
-	report(stdout, stderr, t, a, result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
-		Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg})
+	report(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
+}
+
+// resultFor is the result a tool reports for t: ok follows the category,
+// and the operation and correlation id are echoed.
+func resultFor(t tool.Target, cat result.Category, retry result.Retry, msg string) result.Result {
+	return result.Result{OK: cat == result.Succeeded, Category: cat, Retry: retry,
+		Operation: t.Operation, CorrelationID: t.CorrelationID, Message: msg}
+}
+
+// reportClassified reports the honest result of a.
+func reportClassified(stdout, stderr io.Writer, t tool.Target, a Attempt) {
+	cat, retry, msg := Classify(a)
+	report(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
 }
 
 // report writes the result on stdout and what happened on stderr.

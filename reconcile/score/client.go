@@ -1,14 +1,13 @@
 package score
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/sshrig/sshrig/internal/capbuf"
 	"github.com/sshrig/sshrig/internal/engine"
 )
 
@@ -46,7 +45,10 @@ func attempt(ctx context.Context, run *engine.Run, command string, ready chan st
 		return Attempt{Err: "session: " + err.Error()}
 	}
 	defer sess.Close()
-	out := &capture{max: maxKept, watch: []byte(ReadyLine + "\n"), seen: ready}
+	out := capbuf.New(maxKept)
+	if ready != nil {
+		out.Watch([]byte(ReadyLine+"\n"), ready)
+	}
 	sess.Stdout = out
 	err = sess.Run(command)
 	a := Attempt{Stdout: string(out.Bytes())}
@@ -63,42 +65,4 @@ func attempt(ctx context.Context, run *engine.Run, command string, ready chan st
 		a.Err = err.Error()
 	}
 	return a
-}
-
-// capture keeps the first max bytes written to it and counts them all. When
-// watch is set, seen is closed once watch appeared in what was kept.
-type capture struct {
-	mu    sync.Mutex
-	max   int
-	b     []byte
-	total int64
-	watch []byte
-	seen  chan struct{}
-}
-
-func (c *capture) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.total += int64(len(p))
-	if room := c.max - len(c.b); room > 0 {
-		c.b = append(c.b, p[:min(room, len(p))]...)
-	}
-	if c.seen != nil && bytes.Contains(c.b, c.watch) {
-		close(c.seen)
-		c.seen = nil
-	}
-	return len(p), nil
-}
-
-func (c *capture) Bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]byte(nil), c.b...)
-}
-
-// Total is how many bytes were written, kept or not.
-func (c *capture) Total() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.total
 }

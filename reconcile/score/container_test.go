@@ -59,25 +59,12 @@ func containerLauncher(t *testing.T) *containers.Launcher {
 // (under busybox sh), and the run leaves no container behind.
 func TestExamplesOnContainer(t *testing.T) {
 	l := containerLauncher(t)
-	for _, op := range Operations() {
-		for _, remote := range []bool{false, true} {
-			name := op.Name + "/local"
-			if remote {
-				name = op.Name + "/remote"
-			}
-			t.Run(name, func(t *testing.T) {
-				o := Options{Operation: &op, Remote: remote, Probe: repoFile(t, op.Example), Launcher: l, Target: "container"}
-				if remote {
-					o.Probe = readFile(t, o.Probe)
-				} else {
-					requireSSH(t)
-				}
-				rep := scoreRun(t, o)
-				logReport(t, rep)
-				allCorrect(t, rep)
-			})
-		}
-	}
+	eachExample(t, func(t *testing.T, o Options) {
+		o.Launcher, o.Target = l, "container"
+		rep := scoreRun(t, o)
+		logReport(t, rep)
+		allCorrect(t, rep)
+	})
 	// Every container the launcher creates carries its run id.
 	if _, err := exec.LookPath("docker"); err == nil {
 		out, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+containers.LabelRun+"="+l.ID()).CombinedOutput()

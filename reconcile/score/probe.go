@@ -9,6 +9,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/sshrig/sshrig/internal/capbuf"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/reconcile"
@@ -78,7 +79,7 @@ type ProbeRun struct {
 // and execs the shell, so the probe's shell still leads the group.
 func runLocal(ctx context.Context, probe, ledger string, t tool.Target, timeout time.Duration) ProbeRun {
 	ext := tools.External{Argv: []string{"env", "SSHRIG_LEDGER=" + ledger, "/bin/sh", "-c", probe}}
-	stdout, stderr := &capture{max: reconcile.MaxAnswerSize + 1}, &capture{max: maxKept}
+	stdout, stderr := capbuf.New(reconcile.MaxAnswerSize+1), capbuf.New(maxKept)
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -145,7 +146,7 @@ func runRemote(ctx context.Context, run *engine.Run, command string, timeout tim
 		return pr
 	}
 	defer sess.Close()
-	stdout, stderr := &capture{max: reconcile.MaxAnswerSize + 1}, &capture{max: maxKept}
+	stdout, stderr := capbuf.New(reconcile.MaxAnswerSize+1), capbuf.New(maxKept)
 	sess.Stdout, sess.Stderr = stdout, stderr
 	err = sess.Run(command)
 	pr.stdout, pr.StdoutBytes, pr.Stderr = stdout.Bytes(), stdout.Total(), string(stderr.Bytes())

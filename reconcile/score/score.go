@@ -16,7 +16,6 @@ import (
 	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
-	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -102,31 +101,22 @@ type Summary struct {
 // finding.
 func (s Summary) Failed() bool { return s.Wrong+s.NoAnswer+s.WithFindings > 0 }
 
-// TruthReport is the truth the engine established for a state.
-type TruthReport struct {
-	State        reconcile.State `json:"state"`
-	Starts       int             `json:"starts"`
-	Completes    int             `json:"completes"`
-	ExitCode     *int            `json:"exit_code"`
-	Disagreement string          `json:"disagreement,omitempty"`
-}
-
 // Row is one produced state and the probe's answer about it.
 type Row struct {
 	State         reconcile.Scenario `json:"state"`
 	CorrelationID string             `json:"correlation_id"`
 	// NotProduced says why the rig did not produce the state (the rig's
 	// fault, not the probe's); the row is then inconclusive and unscored.
-	NotProduced string                `json:"not_produced,omitempty"`
-	Truth       *TruthReport          `json:"truth,omitempty"`
-	Expected    reconcile.AnswerState `json:"expected"`
-	Answer      *reconcile.Answer     `json:"answer"`
-	Mark        reconcile.Mark        `json:"mark"`
-	Findings    []Finding             `json:"findings"`
-	Probe       *ProbeRun             `json:"probe,omitempty"`
-	Attempts    []Attempt             `json:"attempts"`
-	DurationMS  int64                 `json:"duration_ms"`
-	Transcript  string                `json:"transcript,omitempty"`
+	NotProduced string                 `json:"not_produced,omitempty"`
+	Truth       *reconcile.TruthReport `json:"truth,omitempty"`
+	Expected    reconcile.AnswerState  `json:"expected"`
+	Answer      *reconcile.Answer      `json:"answer"`
+	Mark        reconcile.Mark         `json:"mark"`
+	Findings    []Finding              `json:"findings"`
+	Probe       *ProbeRun              `json:"probe,omitempty"`
+	Attempts    []Attempt              `json:"attempts"`
+	DurationMS  int64                  `json:"duration_ms"`
+	Transcript  string                 `json:"transcript,omitempty"`
 }
 
 // PreflightError means the rig could not produce even a plain completed run
@@ -427,7 +417,7 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 
 	if ev != nil {
 		r.tx.Events = ev.Events
-		r.tx.Ledger = ledgerLines(ev.Ledger, id)
+		r.tx.Ledger = ev.Ledger.Lines(id)
 	}
 	switch {
 	case ev == nil:
@@ -439,7 +429,7 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 	if truth.ID != "" {
 		t = truth // still-running: the truth while the command ran
 	}
-	row.Truth = &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
+	row.Truth = t.Report()
 	switch {
 	case !ev.Landed:
 		return notProduced("the cut did not land: " + ev.NotLanded)
@@ -668,19 +658,6 @@ func (r *runner) onTarget(ctx context.Context, command string) (string, error) {
 		return pr.Stdout, fmt.Errorf("exit %d; output: %s", pr.ExitCode, strings.TrimSpace(pr.Stdout))
 	}
 	return pr.Stdout, nil
-}
-
-func ledgerLines(l *markers.Ledger, id string) []string {
-	out := []string{}
-	if l == nil {
-		return out
-	}
-	for _, e := range l.Entries {
-		if e.ID == id {
-			out = append(out, e.String())
-		}
-	}
-	return out
 }
 
 func errText(err error) string {

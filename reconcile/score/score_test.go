@@ -9,13 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/procs"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/rig"
 )
@@ -130,26 +130,6 @@ func leftOnTarget(t testing.TB, rep *Report) []string {
 	return out
 }
 
-// processesNamed lists live processes whose command line contains s.
-func processesNamed(s string) []int {
-	dirs, _ := os.ReadDir("/proc")
-	var out []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || pid == os.Getpid() {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		if strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s) && syscall.Kill(pid, 0) == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // TestDefaultWorkloadIsRigs keeps run_workload the rig's default workload.
 func TestDefaultWorkloadIsRigs(t *testing.T) {
 	op, err := LookupOperation(DefaultOperation)
@@ -174,6 +154,20 @@ func TestDefaultWorkloadIsRigs(t *testing.T) {
 // operation correctly, run locally (it reaches the target with ssh) and on
 // the target, and nothing the operation or the probe started is left.
 func TestExamples(t *testing.T) {
+	eachExample(t, func(t *testing.T, o Options) {
+		t.Parallel()
+		rep := scoreRun(t, o)
+		logReport(t, rep)
+		allCorrect(t, rep)
+		if left := leftOnTarget(t, rep); len(left) > 0 {
+			t.Errorf("processes left on the target: %q", left)
+		}
+	})
+}
+
+// eachExample runs f as a subtest for every operation's example probe, run
+// locally (skipped without OpenSSH's client) and on the target.
+func eachExample(t *testing.T, f func(t *testing.T, o Options)) {
 	for _, op := range Operations() {
 		for _, remote := range []bool{false, true} {
 			name := op.Name + "/local"
@@ -181,19 +175,13 @@ func TestExamples(t *testing.T) {
 				name = op.Name + "/remote"
 			}
 			t.Run(name, func(t *testing.T) {
-				t.Parallel()
 				o := Options{Operation: &op, Remote: remote, Probe: repoFile(t, op.Example)}
 				if remote {
 					o.Probe = readFile(t, o.Probe)
 				} else {
 					requireSSH(t)
 				}
-				rep := scoreRun(t, o)
-				logReport(t, rep)
-				allCorrect(t, rep)
-				if left := leftOnTarget(t, rep); len(left) > 0 {
-					t.Errorf("processes left on the target: %q", left)
-				}
+				f(t, o)
 			})
 		}
 	}
@@ -324,7 +312,7 @@ func TestBrokenProbes(t *testing.T) {
 				}
 			}
 			if tc.trace != "" {
-				if left := processesNamed(tc.trace); len(left) > 0 {
+				if left := procs.Named(tc.trace); len(left) > 0 {
 					t.Errorf("processes left behind: %v", left)
 				}
 			}

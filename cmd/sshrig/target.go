@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sshrig/sshrig/containers"
+	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/rig"
+)
+
+// targetFlags choose where the SSH server runs; `run` and `reconcile` share
+// them.
+type targetFlags struct {
+	target       string
+	image        string // --image: base image instead of scratch plus busybox
+	serverBinary string // --server-binary: static sshrig to run in the container
+}
+
+func (f *targetFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.target, "target", "embedded", "where the SSH server runs: embedded (in this process) or container (a disposable Docker container; docs/containers.md)")
+	fl.StringVar(&f.image, "image", "", "--target container: build the server image FROM this local image (it must have /bin/sh) instead of scratch plus busybox")
+	fl.StringVar(&f.serverBinary, "server-binary", "", "--target container: static linux build of sshrig to run in the container (default: this executable, if static)")
+}
+
+// launcher is the server's launcher for --target. For a container it
+// prepares the image first: no Docker, a binary that is not static or a base
+// image that is not there stop the command before it starts (exit 3).
+func (f *targetFlags) launcher(cmd *cobra.Command, quiet bool) (engine.Launcher, error) {
+	switch f.target {
+	case "embedded":
+		if f.image != "" || f.serverBinary != "" {
+			return nil, usageError("--image and --server-binary apply to --target container only")
+		}
+		return engine.InProcess{}, nil
+	case "container":
+		if f.serverBinary != "" {
+			if st, err := os.Stat(f.serverBinary); err != nil {
+				return nil, usageError("--server-binary: %v", err)
+			} else if st.IsDir() {
+				return nil, usageError("--server-binary: %s is a directory", f.serverBinary)
+			}
+		}
+		cl := &containers.Launcher{ServerBinary: f.serverBinary, BaseImage: f.image}
+		if !quiet {
+			cl.Progress = cmd.ErrOrStderr()
+		}
+		if _, err := cl.Prepare(cmd.Context()); err != nil {
+			return nil, rigError(fmt.Errorf("--target container: %w", err))
+		}
+		return cl, nil
+	}
+	return nil, usageError("unknown target %q (valid: embedded, container)", f.target)
+}
+
+// createRunDir creates the run directory --out names, or a new dated one
+// under ./sshrig-runs/.
+func createRunDir(out string) (*rig.RunDir, string, error) {
+	path := out
+	if path == "" {
+		path = rig.DefaultRunDir("sshrig-runs", time.Now())
+	}
+	dir, err := rig.CreateRunDir(path)
+	if err != nil {
+		return nil, "", usageError("run directory: %v", err)
+	}
+	return dir, path, nil
+}
+
+// writeReport puts report.json into the run directory and, with --json, a
+// copy where the user asked; a failure is said on stderr, and the run goes on
+// to say its verdicts.
+func writeReport(stderr io.Writer, dir *rig.RunDir, jsonPath string, report []byte) {
+	if err := dir.WriteFile("report.json", report); err != nil {
+		fmt.Fprintf(stderr, "sshrig: report.json: %v\n", err)
+	}
+	if jsonPath != "" {
+		if err := os.WriteFile(jsonPath, report, 0o644); err != nil {
+			fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package procs
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Proc is one live process as /proc/PID/stat describes it.
+type Proc struct {
+	PID, PPID, PGID int
+}
+
+// Scan lists the pids of live processes for which match is true. Zombies,
+// which need only reaping, are left out; a process that ends while the table
+// is read is skipped.
+func Scan(match func(Proc) bool) []int {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces and parentheses; the fields
+		// resume after its last ")": state, ppid, pgrp, ...
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) < 3 || fields[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		pgid, _ := strconv.Atoi(fields[2])
+		if match(Proc{PID: pid, PPID: ppid, PGID: pgid}) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Group lists the live processes in process group pgid.
+func Group(pgid int) []int {
+	return Scan(func(p Proc) bool { return p.PGID == pgid })
+}
+
+// Children lists the live processes whose parent is ppid.
+func Children(ppid int) []int {
+	return Scan(func(p Proc) bool { return p.PPID == ppid })
+}
+
+// Named lists the live processes, this one aside, whose command line
+// (arguments joined by spaces) contains s.
+func Named(s string) []int {
+	self := os.Getpid()
+	return Scan(func(p Proc) bool {
+		if p.PID == self {
+			return false
+		}
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.PID) + "/cmdline")
+		return err == nil && strings.Contains(strings.ReplaceAll(string(b), "\x00", " "), s)
+	})
+}
