@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/engine"
-	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/result"

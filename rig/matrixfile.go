@@ -14,7 +14,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/result"

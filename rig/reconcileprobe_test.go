@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
-	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/reconcile"

@@ -17,8 +17,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/eventlog"
-	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/tool"

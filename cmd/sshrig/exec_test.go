@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/engine"
-	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/result"
 )
 

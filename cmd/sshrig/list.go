@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/rig"
 )

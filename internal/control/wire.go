@@ -3,7 +3,7 @@ package control
 import (
 	"time"
 
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 )
 
 // ProtocolVersion is bumped on any incompatible change to the messages below.

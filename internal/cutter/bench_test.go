@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 )
 
 // BenchmarkCutLatency measures, per cut kind, the time from calling Cut with

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 )
 
 // bufSize is each pump's chunk size. It bounds how many bytes a cut can drop

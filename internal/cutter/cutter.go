@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
-	"github.com/sshrig/sshrig/internal/fault"
 )
 
 // DefaultDialTimeout bounds the upstream dial of each accepted connection.

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/goleak"
 	"golang.org/x/net/nettest"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
-	"github.com/sshrig/sshrig/internal/fault"
 )
 
 // A connection through the cutter, without a cut, is a proper net.Conn from

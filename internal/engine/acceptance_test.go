@@ -14,8 +14,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
-	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/procs"
 )
 

@@ -17,9 +17,9 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/cutter"
-	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/sockowner"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/reconcile"

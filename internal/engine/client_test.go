@@ -10,7 +10,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 )
 
 // Stages at which a test client can fail.

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/reconcile"
 )
 

@@ -6,8 +6,8 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
-	"github.com/sshrig/sshrig/internal/fault"
 )
 
 // caseState is everything the server knows about one case run.

@@ -10,8 +10,8 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
-	"github.com/sshrig/sshrig/internal/fault"
 )
 
 type connKey struct{}

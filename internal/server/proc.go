@@ -12,8 +12,8 @@ import (
 	gliderssh "github.com/gliderlabs/ssh"
 	"golang.org/x/sys/unix"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
-	"github.com/sshrig/sshrig/internal/fault"
 )
 
 // proc is one command: a /bin/sh process group leader and its pipes.

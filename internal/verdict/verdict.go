@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
 )

@@ -3,7 +3,7 @@ package verdict
 import (
 	"testing"
 
-	"github.com/sshrig/sshrig/internal/fault"
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
 )

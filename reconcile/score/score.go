@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
-	"github.com/sshrig/sshrig/internal/fault"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/reconcile"
