@@ -17,7 +17,6 @@ import (
 
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/tools"
-	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/rig"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -64,9 +63,9 @@ func TestMatrixSameAsEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := rig.DefaultMatrix()
-	onContainer, dc := runRig(t, rig.Options{Tool: tools.Reference{}, Cases: cases, Launcher: l, Target: "container"})
+	onContainer, dc := runRig(t, rig.Options{Tool: tools.Reference{}, Cases: cases, Target: rig.Container(l)})
 	noContainersOf(t, l) // acceptance 3: after a normal run
-	onEmbedded, de := runRig(t, rig.Options{Tool: tools.Reference{}, Cases: cases, Target: "embedded"})
+	onEmbedded, de := runRig(t, rig.Options{Tool: tools.Reference{}, Cases: cases})
 	t.Logf("whole matrix (%d cases, --parallel 2, reference): container %.1fs, embedded %.1fs", len(cases), dc.Seconds(), de.Seconds())
 	t.Logf("container: %s", onContainer.SummaryLine())
 	t.Logf("embedded:  %s", onEmbedded.SummaryLine())
@@ -81,7 +80,7 @@ func TestMatrixSameAsEmbedded(t *testing.T) {
 		if c.ID != e.ID {
 			t.Fatalf("case %d: %s on container, %s on embedded", i, c.ID, e.ID)
 		}
-		if c.Verdict != verdict.Pass && c.Verdict != verdict.Skipped {
+		if c.Verdict != rig.Pass && c.Verdict != rig.Skipped {
 			t.Errorf("%s on container: %s %v %s", c.ID, c.Verdict, c.Violations, c.Reason)
 		}
 		if c.Verdict != e.Verdict {
@@ -117,7 +116,7 @@ func TestMutantsCaught(t *testing.T) {
 		t.Run(m.Name(), func(t *testing.T) {
 			t.Parallel()
 			l := newLauncher(t)
-			rep, _ := runRig(t, rig.Options{Tool: m, Cases: cases, Launcher: l, Target: "container"})
+			rep, _ := runRig(t, rig.Options{Tool: m, Cases: cases, Target: rig.Container(l)})
 			noContainersOf(t, l)
 			if rep.Summary.Fail == 0 {
 				t.Fatalf("%s passed on the container target: %s", m.Name(), rep.SummaryLine())
@@ -158,7 +157,7 @@ func TestContainerDiesMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := selectCases(t, []string{"none.exit0", "started.reset.survive", "exec.close.hangup", "none.exit3"})
-	rep, _ := runRig(t, rig.Options{Tool: killer, Cases: cases, Parallel: 1, Launcher: l, Target: "container", Out: dir})
+	rep, _ := runRig(t, rig.Options{Tool: killer, Cases: cases, Parallel: 1, Target: rig.Container(l), Out: dir})
 	b, err := rep.JSON()
 	if err != nil {
 		t.Fatal(err)
@@ -172,11 +171,11 @@ func TestContainerDiesMidRun(t *testing.T) {
 	noContainersOf(t, l)
 	t.Log(rep.SummaryLine())
 	t.Logf("%s: %s", rep.Cases[len(rep.Cases)-1].ID, rep.Cases[len(rep.Cases)-1].Reason)
-	if rep.Cases[0].Verdict != verdict.Pass {
+	if rep.Cases[0].Verdict != rig.Pass {
 		t.Errorf("%s, before the kill: %s %s", rep.Cases[0].ID, rep.Cases[0].Verdict, rep.Cases[0].Reason)
 	}
 	for _, c := range rep.Cases[1:] {
-		if c.Verdict != verdict.Inconclusive {
+		if c.Verdict != rig.Inconclusive {
 			t.Errorf("%s, after the kill: %s, want inconclusive", c.ID, c.Verdict)
 			continue
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/rig"
 )
@@ -82,15 +81,12 @@ func BenchmarkMatrix(b *testing.B) {
 	if _, err := l.Prepare(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	for _, target := range []struct {
-		name string
-		l    engine.Launcher
-	}{{"embedded", engine.InProcess{}}, {"container", l}} {
-		b.Run(target.name, func(b *testing.B) {
+	for _, target := range []rig.Target{rig.Embedded(), rig.Container(l)} {
+		b.Run(target.Name(), func(b *testing.B) {
 			var times []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				rep, err := rig.Run(context.Background(), rig.Options{Tool: tools.Reference{}, Cases: rig.DefaultMatrix(), Parallel: 2, Launcher: target.l, Target: target.name})
+				rep, err := rig.Run(context.Background(), rig.Options{Tool: tools.Reference{}, Cases: rig.DefaultMatrix(), Parallel: 2, Target: target})
 				if err != nil || rep.Summary.Pass != rep.Summary.Executed() {
 					b.Fatalf("%v %v", err, rep.SummaryLine())
 				}

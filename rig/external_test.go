@@ -83,7 +83,7 @@ func TestBadExternalTools(t *testing.T) {
 			for _, v := range c.Violations {
 				found = found || (v.Rule == tc.rule && strings.Contains(v.Detail, tc.detail))
 			}
-			if c.Verdict != verdict.Fail || !found {
+			if c.Verdict != Fail || !found {
 				t.Fatalf("verdict %s, violations %v; want %s mentioning %q", c.Verdict, c.Violations, tc.rule, tc.detail)
 			}
 			if left := procs.Named("sleep 300"); len(left) > 0 {

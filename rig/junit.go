@@ -4,8 +4,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strings"
-
-	"github.com/sshrig/sshrig/internal/verdict"
 )
 
 type junitSuites struct {
@@ -45,15 +43,15 @@ func (r *Report) JUnit() ([]byte, error) {
 	for _, c := range r.Cases {
 		jc := junitCase{Name: c.ID, Classname: "sshrig." + r.Target, Time: seconds(c.DurationMS)}
 		switch c.Verdict {
-		case verdict.Fail:
+		case Fail:
 			var lines []string
 			for _, v := range c.Violations {
 				lines = append(lines, v.String())
 			}
 			jc.Failure = &junitMessage{Message: "verdict failed", Body: strings.Join(lines, "\n")}
-		case verdict.Inconclusive:
+		case Inconclusive:
 			jc.Error = &junitMessage{Message: "inconclusive", Body: c.Reason}
-		case verdict.Skipped:
+		case Skipped:
 			jc.Skipped = &junitMessage{Message: c.Reason}
 		}
 		s.Cases = append(s.Cases, jc)

@@ -38,9 +38,9 @@ type Case struct {
 	Credential fault.Credential
 	// Refusal: the server refuses the work (C03 deny-exec, C07 reject-session).
 	Refusal fault.Refusal
-	// Fixture replaces the operation's answer by one that breaks its
-	// contract (C04).
-	Fixture operations.Fixture
+	// Fixture names an answer of operation create_record that breaks its
+	// contract (C04), such as "id-null" (docs/matrix.md lists them).
+	Fixture string
 	// Stall: nothing is cut; the answer comes after the tool's deadline (C05).
 	Stall bool
 	// Scenario, when set, makes the case a step sequence for agent-like
@@ -101,7 +101,7 @@ func (c Case) Workload(id string) string {
 	case c.Scenario != "":
 		return operations.CreateAndStore(id)
 	case c.Fixture != "":
-		return operations.Command(c.Fixture.Body(id))
+		return operations.Command(operations.Fixture(c.Fixture).Body(id))
 	case c.Operation == operations.CreateRecord:
 		return operations.Command(operations.Answer(id))
 	}

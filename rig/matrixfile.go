@@ -346,7 +346,7 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 				if err != nil {
 					l.fail(v.GetToken(), field, "%v", err)
 				}
-				c.Fixture = fx
+				c.Fixture = string(fx)
 			}
 		case "scenario":
 			if s, ok := l.str(v, field); ok {
@@ -401,16 +401,7 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 	if len(l.errs) > before {
 		return Case{}, false
 	}
-	if c.Disposition == 0 {
-		c.Disposition = fault.Survive
-	}
-	if c.Operation == "" {
-		c.Operation = DefaultOperation
-		if c.Fixture != "" || c.Scenario != "" {
-			c.Operation = operations.CreateRecord
-		}
-	}
-	return c, true
+	return c.withDefaults(), true
 }
 
 type expectSpec struct {
@@ -456,81 +447,29 @@ func (l *loader) loadExpect(field string, n ast.Node) *expectSpec {
 	return e
 }
 
-// checkCase applies the rules that tie fields together.
+// checkCase applies the rules that tie fields together (Case.Validate's),
+// at the line of the field each names.
 func (l *loader) checkCase(path string, n ast.Node, c Case, pos fieldPos) {
+	for _, f := range []string{"id", "moment"} {
+		if _, ok := pos[f]; !ok {
+			l.fail(n.GetToken(), path+"."+f, "missing (required)")
+		}
+	}
+	if _, ok := pos["moment"]; !ok {
+		return
+	}
 	at := func(field string) *token.Token {
 		if t, ok := pos[field]; ok {
 			return t
 		}
 		return n.GetToken()
 	}
-	need := func(field string) {
-		if _, ok := pos[field]; !ok {
-			l.fail(n.GetToken(), path+"."+field, "missing (required)")
-		}
+	for _, p := range c.combinationProblems() {
+		l.fail(at(p.Field), path+"."+p.Field, "%s", p.Msg)
 	}
-	need("id")
-	need("moment")
-	if _, ok := pos["moment"]; !ok {
-		return
-	}
-	noCut := c.Moment == fault.None || c.Moment == fault.Refuse
-	_, hasCut := pos["cut"]
-	switch {
-	case noCut && hasCut:
-		l.fail(at("cut"), path+".cut", "a cut cannot apply at moment %s: nothing is cut there", c.Moment)
-	case c.Stall && hasCut:
-		l.fail(at("cut"), path+".cut", "a stall is instead of a cut: leave cut out")
-	case !noCut && !c.Stall && !hasCut:
-		l.fail(n.GetToken(), path+".cut", "missing: moment %s needs a cut (valid: %s)", c.Moment, names(fault.Cuts()))
-	}
-	if c.Disposition == fault.RemoteKill && (c.Moment == fault.Output || c.Moment == fault.Finished || c.Moment == fault.ExitStatus) {
-		l.fail(at("disposition"), path+".disposition", "remote-kill cannot apply at %s: the server kills the command right after its start marker, before that moment", c.Moment)
-	}
-	if _, ok := pos["output_bytes"]; ok && c.Moment != fault.Output {
-		l.fail(at("output_bytes"), path+".output_bytes", "applies only at moment output, not %s", c.Moment)
-	}
-	if c.Stall && (c.Moment < fault.Exec || c.Moment == fault.None) {
-		l.fail(at("stall"), path+".stall", "a stall holds the command's answer: it needs a moment from exec to exit-status, not %s", c.Moment)
-	}
-	if c.Credential != 0 && c.Moment != fault.None {
-		l.fail(at("credential"), path+".credential", "a credential scenario fails at authentication: it needs moment none, not %s", c.Moment)
-	}
-	if c.Refusal != 0 && c.Moment != fault.None {
-		l.fail(at("refusal"), path+".refusal", "a refusal needs moment none, not %s", c.Moment)
-	}
-	if c.Credential != 0 && c.Refusal != 0 {
-		l.fail(at("refusal"), path+".refusal", "give a credential scenario or a refusal, not both")
-	}
-	if c.ReconcileProbe != "" && (c.Moment < fault.Exec || c.Moment == fault.None) {
-		l.fail(at("reconcile_probe"), path+".reconcile_probe", "a reconcile probe is for an outcome the cut leaves unknown: it needs a moment from exec to exit-status, not %s", c.Moment)
-	}
-	if c.Host != "" && c.Moment != fault.Refuse {
-		l.fail(at("host"), path+".host", "an unresolvable host is never reached: it needs moment refuse, not %s", c.Moment)
-	}
-	if c.Fixture != "" {
-		if c.Operation != "" && c.Operation != operations.CreateRecord {
-			l.fail(at("fixture"), path+".fixture", "fixtures break the contract of operation %s, not %s", operations.CreateRecord, c.Operation)
-		}
-		if _, ok := pos["command"]; ok {
-			l.fail(at("command"), path+".command", "a fixture is the command's answer: give a fixture or a command, not both")
-		}
-		if c.ExitCode != 0 {
-			l.fail(at("exit_code"), path+".exit_code", "a fixture answers with exit status 0")
-		}
-	}
-	if c.Scenario != "" {
-		if c.Operation != "" && c.Operation != operations.CreateRecord {
-			l.fail(at("scenario"), path+".scenario", "the %s scenario's first step is operation %s, not %s", c.Scenario, operations.CreateRecord, c.Operation)
-		}
-		for _, f := range []string{"command", "fixture", "credential", "refusal", "exit_code"} {
-			if _, ok := pos[f]; ok {
-				l.fail(at(f), path+"."+f, "a scenario defines its own commands and answers: leave %s out", f)
-			}
-		}
-	}
-	if _, ok := pos["command"]; ok && c.ExitCode != 0 {
-		l.fail(at("exit_code"), path+".exit_code", "exit_code shapes the default workload; with a command of your own, exit from it")
+	// A Go case's zero exit code is not given; in a file it is.
+	if _, ok := pos["exit_code"]; ok && c.Scenario != "" && c.ExitCode == 0 {
+		l.fail(at("exit_code"), path+".exit_code", "a scenario defines its own commands and answers: leave exit_code out")
 	}
 }
 

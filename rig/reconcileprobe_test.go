@@ -94,7 +94,7 @@ func TestReconcileProbeJustifiesRetry(t *testing.T) {
 			}
 			// A reconciled retry whose exit status arrived is reported
 			// as what it is: the case passes whole.
-			if !tc.wantBlind && (c.Verdict != verdict.Pass || c.Reported == nil || c.Reported.Category != result.Succeeded) {
+			if !tc.wantBlind && (c.Verdict != Pass || c.Reported == nil || c.Reported.Category != result.Succeeded) {
 				t.Fatalf("reconciled retry: verdict %s, reported %+v, violations %+v", c.Verdict, c.Reported, c.Violations)
 			}
 		})

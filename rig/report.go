@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
@@ -48,6 +49,47 @@ type Preflight struct {
 	Case  *CaseReport `json:"case,omitempty"`
 }
 
+// Verdict is a case's outcome.
+type Verdict string
+
+// Verdicts.
+const (
+	Pass         = Verdict(verdict.Pass)
+	Fail         = Verdict(verdict.Fail)
+	Inconclusive = Verdict(verdict.Inconclusive) // the rig could not establish what it needed
+	Skipped      = Verdict(verdict.Skipped)      // the case cannot apply to the tool
+)
+
+// Grade is how a reported category and retry compare with what the caller
+// could know.
+type Grade string
+
+// Grades.
+const (
+	Exact        = Grade(verdict.Exact)
+	Conservative = Grade(verdict.Conservative) // safe, but claims less than could be known
+	Unsafe       = Grade(verdict.Unsafe)       // claims more than could be known, or invites a blind retry
+)
+
+// The four assertions of a case (DESIGN.md, "The verdict"), as
+// Violation.Assertion names them.
+const (
+	AssertCategory = verdict.AssertCategory // category and retry fit what the caller could know
+	AssertNoBlind  = verdict.AssertNoBlind  // no blind retry, and no hang
+	AssertRemote   = verdict.AssertRemote   // the remote state is established
+	AssertEvidence = verdict.AssertEvidence // the log holds the id and result, nothing secret
+)
+
+// Violation is one finding against the tool: the assertion it breaks, the
+// rule within it (e.g. "unsafe_category"), and what was seen.
+type Violation struct {
+	Assertion string `json:"assertion"`
+	Rule      string `json:"rule"`
+	Detail    string `json:"detail"`
+}
+
+func (v Violation) String() string { return v.Assertion + "/" + v.Rule + ": " + v.Detail }
+
 // Expected is the honest category and retry for the case.
 type Expected struct {
 	Category result.Category `json:"category"`
@@ -58,19 +100,19 @@ type Expected struct {
 type CaseReport struct {
 	ID            string                 `json:"id"`
 	Alias         string                 `json:"alias,omitempty"`
-	Moment        string                 `json:"moment"`
+	Moment        fault.Moment           `json:"moment"`
 	Cut           string                 `json:"cut"`
 	Disposition   string                 `json:"disposition"`
 	Tool          string                 `json:"tool"`
-	Verdict       verdict.Status         `json:"verdict"`
-	Grade         verdict.Grade          `json:"grade,omitempty"`
+	Verdict       Verdict                `json:"verdict"`
+	Grade         Grade                  `json:"grade,omitempty"`
 	CorrelationID string                 `json:"correlation_id"`
 	Operation     string                 `json:"operation"`
 	Expected      Expected               `json:"expected"`
 	Reported      *result.Result         `json:"reported"`
 	ParseError    string                 `json:"parse_error,omitempty"`
 	Truth         *reconcile.TruthReport `json:"truth"`
-	Violations    []verdict.Violation    `json:"violations"`
+	Violations    []Violation            `json:"violations"`
 	Steps         string                 `json:"steps,omitempty"` // a step sequence's path
 	Reason        string                 `json:"reason,omitempty"`
 	DurationMS    int64                  `json:"duration_ms"`
@@ -83,13 +125,13 @@ func (r *Report) summarize(d time.Duration) {
 	s := Summary{Cases: len(r.Cases), DurationMS: d.Milliseconds()}
 	for _, c := range r.Cases {
 		switch c.Verdict {
-		case verdict.Pass:
+		case Pass:
 			s.Pass++
-		case verdict.Fail:
+		case Fail:
 			s.Fail++
-		case verdict.Inconclusive:
+		case Inconclusive:
 			s.Inconclusive++
-		case verdict.Skipped:
+		case Skipped:
 			s.Skipped++
 		}
 	}
@@ -131,7 +173,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			}
 		}
 		v := string(c.Verdict)
-		if c.Grade == verdict.Conservative {
+		if c.Grade == Conservative {
 			v += " (conservative)"
 		}
 		var notes []string
@@ -140,7 +182,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		if len(notes) > 0 {
 			v += ": " + strings.Join(notes, ", ")
-		} else if c.Verdict != verdict.Pass && c.Reason != "" {
+		} else if c.Verdict != Pass && c.Reason != "" {
 			v += ": " + c.Reason
 		}
 		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%s\t%s\n", c.ID, c.Expected.Category, c.Expected.Retry, reported, truth, v)

@@ -179,7 +179,7 @@ func TestReferenceStable(t *testing.T) {
 		rep := runTool(t, tools.Reference{}, nil, nil)
 		if rep.Summary.Pass+rep.Summary.Skipped != rep.Summary.Cases || rep.Summary.Pass != 66 {
 			for _, c := range rep.Cases {
-				if c.Verdict != verdict.Pass && c.Verdict != verdict.Skipped {
+				if c.Verdict != Pass && c.Verdict != Skipped {
 					t.Errorf("run %d: %s %s: %v %s", i+1, c.ID, c.Verdict, c.Violations, c.Reason)
 				}
 			}
@@ -406,11 +406,11 @@ func TestMissingResultEventFailsEvidence(t *testing.T) {
 	for _, c := range rep.Cases {
 		switch c.ID {
 		case "started.reset.survive":
-			if c.Verdict != verdict.Fail || len(c.Violations) != 1 || c.Violations[0].Assertion != verdict.AssertEvidence || c.Violations[0].Rule != verdict.RuleLogMissing {
+			if c.Verdict != Fail || len(c.Violations) != 1 || c.Violations[0].Assertion != verdict.AssertEvidence || c.Violations[0].Rule != verdict.RuleLogMissing {
 				t.Errorf("%s: %s %v; want a fail on evidence/log_missing", c.ID, c.Verdict, c.Violations)
 			}
 		default:
-			if c.Verdict != verdict.Pass {
+			if c.Verdict != Pass {
 				t.Errorf("%s: %s %v", c.ID, c.Verdict, c.Violations)
 			}
 		}

@@ -43,10 +43,12 @@ type Options struct {
 	Budget   time.Duration // default DefaultBudget
 	Grace    time.Duration // default DefaultGrace
 	Settle   time.Duration // default DefaultSettle
-	Launcher engine.Launcher
-	// Target names the target in reports ("embedded", "container").
-	Target string
-	// Out receives the run directory's files; nil writes nothing.
+	// Target is where the SSH server runs; the zero value is the embedded
+	// target.
+	Target Target
+	// Out, when not nil, receives the run directory's files: the event log,
+	// a transcript per case and, when the run ends, report.json with the
+	// log's head. Nil writes nothing.
 	Out *RunDir
 	// Progress, when not nil, gets one line per finished case.
 	Progress io.Writer
@@ -65,12 +67,6 @@ func (o *Options) defaults() {
 	if o.Settle == 0 {
 		o.Settle = DefaultSettle
 	}
-	if o.Launcher == nil {
-		o.Launcher = engine.InProcess{}
-	}
-	if o.Target == "" {
-		o.Target = "embedded"
-	}
 }
 
 // PreflightError means the chain is not invocable: the run stops before any case.
@@ -85,8 +81,28 @@ func (e *PreflightError) Error() string { return "preflight: " + e.Reason }
 var ErrNoCases = errors.New("rig: no cases to run")
 
 // Run runs the cases. It returns an error only when the rig itself could not
-// run (the server did not start, the preflight failed); verdicts are in the report.
+// run (the server did not start, the preflight failed); verdicts are in the
+// report. With Options.Out, the report is also the run directory's
+// report.json, written once every event is in the log, with the log's head.
 func Run(ctx context.Context, o Options) (*Report, error) {
+	rep, err := run(ctx, o)
+	if o.Out != nil && rep != nil {
+		rep.LogHead = o.Out.Head()
+		b, jerr := rep.JSON()
+		if jerr == nil {
+			jerr = o.Out.WriteFile(ReportFile, b)
+		}
+		if jerr != nil {
+			err = errors.Join(err, fmt.Errorf("rig: %s: %w", ReportFile, jerr))
+		}
+	}
+	return rep, err
+}
+
+// ReportFile is the report's name in a run directory.
+const ReportFile = "report.json"
+
+func run(ctx context.Context, o Options) (*Report, error) {
 	o.defaults()
 	if len(o.Cases) == 0 {
 		return nil, ErrNoCases
@@ -94,8 +110,24 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Tool == nil {
 		return nil, errors.New("rig: no tool")
 	}
+	cases := make([]Case, len(o.Cases))
+	var invalid []error
+	for i, c := range o.Cases {
+		cases[i] = c.withDefaults()
+		if err := cases[i].Validate(); err != nil {
+			invalid = append(invalid, err)
+		}
+	}
+	if len(invalid) > 0 {
+		return nil, fmt.Errorf("rig: invalid cases: %w", errors.Join(invalid...))
+	}
+	o.Cases = cases
 	started := time.Now()
-	env, err := engine.Start(ctx, engine.Options{Launcher: o.Launcher})
+	launcher, err := o.Target.engineLauncher()
+	if err != nil {
+		return nil, err
+	}
+	env, err := engine.Start(ctx, engine.Options{Launcher: launcher})
 	if err != nil {
 		return nil, fmt.Errorf("rig: start server: %w", err)
 	}
@@ -106,7 +138,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &runner{o: o, env: env, secrets: secrets}
 	if o.Out != nil {
-		o.Out.AddSecrets(secrets)
+		o.Out.addSecrets(secrets)
 		tap := env.Control().Tap()
 		r.tapDone = make(chan struct{})
 		go r.logEvents(tap)
@@ -116,7 +148,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	rep := &Report{
 		Version: ReportVersion,
 		Tool:    o.Tool.Name(),
-		Target:  o.Target,
+		Target:  o.Target.Name(),
 		Where:   env.Endpoint().Where,
 		Started: started.UTC(),
 		Budget:  o.Budget.String(),
@@ -275,17 +307,17 @@ func (r *runner) budget(c Case) time.Duration {
 func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	start := time.Now()
 	id := r.env.NewID()
-	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment.String(), Cut: cutName(c), Disposition: c.Disposition.String(),
-		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []verdict.Violation{}}
+	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment, Cut: cutName(c), Disposition: c.Disposition.String(),
+		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []Violation{}}
 	knowledge := fault.KnowledgeAt(c.Moment, c.Cut)
 	cat, retry := verdict.Honest(knowledge, &verdict.Delivered{ExitCode: c.ExitCode})
 	cr.Expected = Expected{Category: cat, Retry: retry}
 	if ok, why := Applies(c, r.o.Tool); !ok {
-		cr.Verdict, cr.Reason = verdict.Skipped, why
+		cr.Verdict, cr.Reason = Skipped, why
 		return cr
 	}
 	inconclusive := func(why string) CaseReport {
-		cr.Verdict, cr.Reason = verdict.Inconclusive, why+r.serverGone(ctx)
+		cr.Verdict, cr.Reason = Inconclusive, why+r.serverGone(ctx)
 		cr.DurationMS = time.Since(start).Milliseconds()
 		return cr
 	}
@@ -334,7 +366,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		return inconclusive("could not finish the case: " + err.Error())
 	}
 	if ev.Cut != nil && ev.Cut.NoHelper {
-		cr.Verdict, cr.Reason = verdict.Skipped, "kill-helper needs a helper process that owns the tool's SSH socket (such as the ssh child of a wrapper); this tool holds its socket itself"
+		cr.Verdict, cr.Reason = Skipped, "kill-helper needs a helper process that owns the tool's SSH socket (such as the ssh child of a wrapper); this tool holds its socket itself"
 		cr.DurationMS = time.Since(start).Milliseconds()
 		return cr
 	}
@@ -345,7 +377,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		if own, err := secret.OfKeyFile(t.Identity); err == nil {
 			secrets = append(append([]verdict.Secret(nil), secrets...), own...)
 			if r.o.Out != nil {
-				r.o.Out.AddSecrets(own)
+				r.o.Out.addSecrets(own)
 			}
 		}
 	}
@@ -426,10 +458,11 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		cr.Expected = Expected{Category: cat, Retry: retry}
 	}
 	// The report never carries key material, even when the tool printed it.
-	cr.Verdict, cr.Grade, cr.Violations, cr.Steps = v.Status, v.Grade, v.Violations, v.Path
-	for i := range cr.Violations {
+	cr.Verdict, cr.Grade, cr.Steps = Verdict(v.Status), Grade(v.Grade), v.Path
+	for _, x := range v.Violations {
 		// Details quote what the tool printed (an id, a parse error).
-		cr.Violations[i].Detail = string(secret.Redact([]byte(cr.Violations[i].Detail), secrets))
+		cr.Violations = append(cr.Violations, Violation{Assertion: x.Assertion, Rule: x.Rule,
+			Detail: string(secret.Redact([]byte(x.Detail), secrets))})
 	}
 	cr.Reported = redactResult(v.Reported, secrets)
 	cr.ParseError = string(secret.Redact([]byte(v.ParseError), secrets))
@@ -451,7 +484,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		cr.CutLatencyUS = ev.Cut.Latency.Microseconds()
 	}
 	if r.o.Out != nil {
-		cr.Transcript = r.o.Out.WriteTranscript(c, cr, t, tr, ev, secrets)
+		cr.Transcript = r.o.Out.writeTranscript(c, cr, t, tr, ev, secrets)
 	}
 	return cr
 }

@@ -72,8 +72,8 @@ func CreateRunDir(path string) (*RunDir, error) {
 	return d, nil
 }
 
-// AddSecrets adds things the log must never contain.
-func (d *RunDir) AddSecrets(s []verdict.Secret) {
+// addSecrets adds things the log must never contain.
+func (d *RunDir) addSecrets(s []verdict.Secret) {
 	d.mu.Lock()
 	d.secrets = append(d.secrets, s...)
 	d.mu.Unlock()
@@ -152,21 +152,21 @@ func (d *RunDir) Head() string {
 
 // transcript is transcripts/ID.json.
 type transcript struct {
-	Case       string              `json:"case"`
-	Verdict    verdict.Status      `json:"verdict"`
-	Target     transcriptTarget    `json:"target"`
-	Stdout     string              `json:"stdout"`
-	Stderr     string              `json:"stderr"`
-	ToolMS     int64               `json:"tool_ms"`
-	Hung       bool                `json:"hung"`
-	Exit       *tool.ProcessExit   `json:"exit,omitempty"` // how the tool\'s program ended
-	Cut        *engine.CutRecord   `json:"cut,omitempty"`
-	Landed     bool                `json:"landed"`
-	NotLanded  string              `json:"not_landed,omitempty"`
-	Settled    bool                `json:"settled"`
-	Ledger     []string            `json:"ledger"` // the case's marker lines
-	Events     []control.Event     `json:"events"`
-	Violations []verdict.Violation `json:"violations"`
+	Case       string            `json:"case"`
+	Verdict    Verdict           `json:"verdict"`
+	Target     transcriptTarget  `json:"target"`
+	Stdout     string            `json:"stdout"`
+	Stderr     string            `json:"stderr"`
+	ToolMS     int64             `json:"tool_ms"`
+	Hung       bool              `json:"hung"`
+	Exit       *tool.ProcessExit `json:"exit,omitempty"` // how the tool\'s program ended
+	Cut        *engine.CutRecord `json:"cut,omitempty"`
+	Landed     bool              `json:"landed"`
+	NotLanded  string            `json:"not_landed,omitempty"`
+	Settled    bool              `json:"settled"`
+	Ledger     []string          `json:"ledger"` // the case's marker lines
+	Events     []control.Event   `json:"events"`
+	Violations []Violation       `json:"violations"`
 }
 
 // transcriptTarget is the Target without anything secret: the identity
@@ -180,9 +180,9 @@ type transcriptTarget struct {
 	DeadlineMS    int64  `json:"deadline_ms"`
 }
 
-// WriteTranscript writes the case's transcript and returns its path relative
+// writeTranscript writes the case's transcript and returns its path relative
 // to the run directory. Secrets the tool printed are redacted.
-func (d *RunDir) WriteTranscript(c Case, cr CaseReport, t tool.Target, tr toolRun, ev *engine.Evidence, secrets []verdict.Secret) string {
+func (d *RunDir) writeTranscript(c Case, cr CaseReport, t tool.Target, tr toolRun, ev *engine.Evidence, secrets []verdict.Secret) string {
 	tx := transcript{
 		Case:    c.ID,
 		Verdict: cr.Verdict,

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/tools"
-	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/rig"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -35,10 +34,10 @@ func TestExecToolMatchesInProcess(t *testing.T) {
 	t.Logf("in-process reference: %s, %.2f cases/s", in.SummaryLine(), inRate)
 	t.Logf("exec:sshrig exec:     %s, %.2f cases/s", ext.SummaryLine(), extRate)
 	for i, c := range ext.Cases {
-		if c.Verdict == verdict.Fail || c.Verdict == verdict.Inconclusive {
+		if c.Verdict == rig.Fail || c.Verdict == rig.Inconclusive {
 			t.Errorf("exec:sshrig exec: %s %s %v %s", c.ID, c.Verdict, c.Violations, c.Reason)
 		}
-		if in.Cases[i].Verdict != verdict.Skipped && c.Verdict != in.Cases[i].Verdict {
+		if in.Cases[i].Verdict != rig.Skipped && c.Verdict != in.Cases[i].Verdict {
 			t.Errorf("%s: in-process %s, external %s", c.ID, in.Cases[i].Verdict, c.Verdict)
 		}
 	}

@@ -89,7 +89,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if f.budget <= 0 {
 		return usageError("--budget must be positive, got %s", f.budget)
 	}
-	launcher, err := f.launcher(cmd, f.quiet)
+	target, err := f.rigTarget(cmd, f.quiet)
 	if err != nil {
 		return err
 	}
@@ -122,21 +122,20 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()
-	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Launcher: launcher, Target: f.target, Out: dir}
+	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir}
 	if !f.quiet {
 		o.Progress = stderr
 		fmt.Fprintf(stderr, "sshrig: %d cases, tool %s, target %s, run directory %s\n", len(cases), t.Name(), f.target, dirPath)
 	}
 	rep, runErr := rig.Run(cmd.Context(), o)
-	if rep != nil {
-		rep.LogHead = dir.Head()
-		if b, err := rep.JSON(); err == nil {
-			dir.WriteFile("report.json", b)
-			if f.json != "" {
-				if err := os.WriteFile(f.json, b, 0o644); err != nil {
-					fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
-				}
-			}
+	if rep != nil && f.json != "" {
+		// rig wrote the run directory's report.json; --json is a copy.
+		b, err := rep.JSON()
+		if err == nil {
+			err = os.WriteFile(f.json, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
 		}
 	}
 	if err := dir.Close(); err != nil {

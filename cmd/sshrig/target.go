@@ -58,6 +58,18 @@ func (f *targetFlags) launcher(cmd *cobra.Command, quiet bool) (engine.Launcher,
 	return nil, usageError("unknown target %q (valid: embedded, container)", f.target)
 }
 
+// rigTarget is --target as a rig.Target, its image prepared as launcher does.
+func (f *targetFlags) rigTarget(cmd *cobra.Command, quiet bool) (rig.Target, error) {
+	l, err := f.launcher(cmd, quiet)
+	if err != nil {
+		return rig.Target{}, err
+	}
+	if cl, ok := l.(*containers.Launcher); ok {
+		return rig.Container(cl), nil
+	}
+	return rig.Embedded(), nil
+}
+
 // createRunDir creates the run directory --out names, or a new dated one
 // under ./sshrig-runs/.
 func createRunDir(out string) (*rig.RunDir, string, error) {
