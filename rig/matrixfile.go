@@ -41,10 +41,11 @@ func (e *MatrixError) Error() string {
 	return fmt.Sprintf("%s:%d:%d: %s%s", e.File, e.Line, e.Column, field, e.Msg)
 }
 
-// UnresolvableHost is the host a case with `host: unresolvable` gets: an empty
-// label makes every resolver (glibc's, Go's) fail locally, so no DNS query
-// ever leaves the machine.
-const UnresolvableHost = "sshrig-unresolvable..invalid"
+// UnresolvableHost is the host a case with `host: unresolvable` gets: a
+// well-formed name under .invalid, which RFC 6761 reserves so that it never
+// resolves. (A malformed name, such as one with an empty label, would test a
+// client's input checks instead of its handling of a failed lookup.)
+const UnresolvableHost = "sshrig-unresolvable.invalid"
 
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{

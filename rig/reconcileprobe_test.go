@@ -8,6 +8,7 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/reconcile"
@@ -162,7 +163,7 @@ func TestProbedBetween(t *testing.T) {
 		{"the first spawned after a blind retry", seq(attempt(1), attempt(3), spawned(1), probed(2), attempt(5)), false},
 	}
 	for _, tc := range tests {
-		if got := probedBetween(tc.events, id, probe); got != tc.want {
+		if got := evidence.Of(tc.events, id).ProbedBetween(probe); got != tc.want {
 			t.Errorf("%s: %t, want %t", tc.name, got, tc.want)
 		}
 	}

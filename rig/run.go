@@ -2,8 +2,6 @@ package rig
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/eventlog"
+	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
@@ -335,7 +334,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		return inconclusive("could not wrap the workload: " + err.Error())
 	}
 	built := map[string]any{"operation": c.Operation, "moment": c.Moment.String(), "cut": cutName(c),
-		"disposition": c.Disposition.String(), "command_sha256": sha256Hex(t.Command), "deadline_ms": t.Deadline.Milliseconds()}
+		"disposition": c.Disposition.String(), "command_sha256": evidence.Digest(t.Command), "deadline_ms": t.Deadline.Milliseconds()}
 	if r.o.Out != nil && r.o.Out.LogCommands {
 		built["command"] = t.Command
 	}
@@ -401,6 +400,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		observed["ok"], observed["category"], observed["retry"], observed["correlation_id"] = rr.OK, string(rr.Category), string(rr.Retry), rr.CorrelationID
 	}
 	r.log(eventlog.SourceRig, "result", id, observed)
+	evs := evidence.Of(ev.Events, id)
 	in := verdict.Input{
 		Moment:            c.Moment,
 		Cut:               c.Cut,
@@ -415,33 +415,33 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		Hung:              tr.hung,
 		Landed:            ev.Landed,
 		NotLanded:         ev.NotLanded,
-		Attempts:          attempts(ev.Events, id),
-		CredentialRetries: credentialRetries(ev.Events),
+		Attempts:          evs.Attempts(),
+		CredentialRetries: evs.CredentialRetries(),
 		Secrets:           secrets,
 	}
 	if c.Fixture != "" {
-		in.FollowUps = followUps(ev.Events, id, t.Reconcile)
+		in.FollowUps = evs.FollowUps(t.Reconcile)
 	}
 	if t.Reconcile != "" && c.Scenario == "" {
-		in.ProbedBetween = probedBetween(ev.Events, id, sha256Hex(t.Reconcile))
+		in.ProbedBetween = evs.ProbedBetween(evidence.Digest(t.Reconcile))
 		if in.ProbedBetween {
-			in.RetryDelivered = lastDelivered(ev.Events, id)
+			in.RetryDelivered = evs.LastDelivered()
 		}
 	}
 	if c.Scenario != "" {
-		in.Steps, in.ProbedBetween = scenarioSteps(ev.Events, t, id)
+		in.Steps, in.ProbedBetween = evs.Steps(t.Lookup, operations.FollowUp(operations.RecordID(id)), t.Reconcile)
 		in.FirstUnknown = ev.Landed && knowledge == fault.RequestSent
 	}
 	if r.o.Out != nil {
 		in.Log = &verdict.LogRecord{CorrelationID: r.o.Out.Logged(id, "request_built"), Result: r.o.Out.Logged(id, "result")}
 	}
 	if c.Credential != 0 {
-		if why := credentialTested(ev.Events); why != "" {
+		if why := evs.CredentialTested(); why != "" {
 			in.Landed, in.NotLanded = false, why
 		}
 	}
 	if knowledge == fault.ResultReceived || c.Fixture != "" {
-		in.Delivered = delivered(ev.Events)
+		in.Delivered = evs.Delivered()
 	}
 	if tr.exit != nil {
 		in.LeftRunning = tr.exit.LeftRunning
@@ -499,11 +499,6 @@ func cutName(c Case) string {
 	return c.Cut.String()
 }
 
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
-
 // serverGone explains, when the server is no longer running (a container
 // that died), why, with its last log lines; otherwise "".
 func (r *runner) serverGone(ctx context.Context) string {
@@ -524,220 +519,6 @@ func (r *runner) serverGone(ctx context.Context) string {
 		}
 	}
 	return msg
-}
-
-// scenarioSteps classifies, in the server's order, the commands the tool ran
-// for a step sequence: the create (by its marker id), the lookup, the case's
-// reconcile probe (a lookup too: it reads and changes nothing) and the note
-// on the true record (by digest); anything else is unknown. A lookup found
-// the record when a create had exited 0 before it arrived. probed says a
-// lookup ran between the first create and a later one.
-func scenarioSteps(events []control.Event, t tool.Target, id string) (steps []verdict.Step, probed bool) {
-	lookup, note := sha256Hex(t.Lookup), sha256Hex(operations.FollowUp(operations.RecordID(id)))
-	probe := ""
-	if t.Reconcile != "" {
-		probe = sha256Hex(t.Reconcile)
-	}
-	type key struct{ conn, session int }
-	createPIDs := map[int]key{}
-	creating := map[key]bool{}
-	// unsettled: creates that could still run — the request held, or the
-	// command running. A lookup meanwhile finds nothing for now only.
-	unsettled := map[key]bool{}
-	created := false
-	for _, e := range events {
-		k := key{e.Conn, e.Session}
-		switch e.Kind {
-		case control.ExecReceived:
-			switch {
-			case e.MarkerID == id:
-				steps = append(steps, verdict.Step{Op: verdict.StepCreate})
-				creating[k], unsettled[k] = true, true
-			case e.Digest == lookup, probe != "" && e.Digest == probe:
-				steps = append(steps, verdict.Step{Op: verdict.StepLookup, Found: created, Pending: !created && len(unsettled) > 0})
-			case e.Digest == note:
-				steps = append(steps, verdict.Step{Op: verdict.StepNote})
-			default:
-				steps = append(steps, verdict.Step{Op: verdict.StepUnknown})
-			}
-		case control.ProcSpawned:
-			if creating[k] {
-				createPIDs[e.PID] = k
-			}
-		case control.ProcExited:
-			if ck, ok := createPIDs[e.PID]; ok {
-				delete(unsettled, ck)
-				if e.ExitCode != nil && *e.ExitCode == 0 {
-					created = true
-				}
-			}
-		case control.ExecSkipped, control.ExecFinished, control.ExecRefused:
-			delete(unsettled, k)
-		}
-	}
-	seenCreate, lookedUp := false, false
-	for _, s := range steps {
-		switch s.Op {
-		case verdict.StepCreate:
-			if seenCreate && lookedUp {
-				probed = true
-			}
-			seenCreate = true
-		case verdict.StepLookup:
-			lookedUp = seenCreate
-		}
-	}
-	return steps, probed
-}
-
-// followUps counts exec requests other than the operation's own command and
-// the case's reconcile probe (reconcile, when not empty).
-func followUps(events []control.Event, id, reconcile string) int {
-	probe := ""
-	if reconcile != "" {
-		probe = sha256Hex(reconcile)
-	}
-	n := 0
-	for _, e := range events {
-		if e.Kind == control.ExecReceived && e.MarkerID != id && (probe == "" || e.Digest != probe) {
-			n++
-		}
-	}
-	return n
-}
-
-// credentialRetries counts the connections, beyond the first, on which the
-// server rejected a key.
-func credentialRetries(events []control.Event) int {
-	conns := map[int]bool{}
-	for _, e := range events {
-		if e.Kind == control.AuthRejected {
-			conns[e.Conn] = true
-		}
-	}
-	return max(0, len(conns)-1)
-}
-
-// credentialTested says why a credential case tested nothing: the events
-// must show the credential accepted (at set-up) before it was rejected.
-func credentialTested(events []control.Event) string {
-	accepted := false
-	for _, e := range events {
-		switch e.Kind {
-		case control.AuthAccepted:
-			accepted = true
-		case control.AuthRejected:
-			if !accepted {
-				return "the credential was rejected before it was ever accepted: a credential that never worked tests nothing"
-			}
-			return ""
-		}
-	}
-	if !accepted {
-		return "the server never accepted the case's credential at set-up"
-	}
-	return "" // accepted and never rejected: the tool's report is judged as it is
-}
-
-// attempts counts the exec requests carrying id's markers that reached the
-// server, run or refused.
-func attempts(events []control.Event, id string) int {
-	n := 0
-	for _, e := range events {
-		if (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == id {
-			n++
-		}
-	}
-	return n
-}
-
-// probedBetween says every attempt for id after the first was reconciled:
-// since the attempt before it, the case's reconcile probe (by its digest) ran
-// to its exit status at a time when every earlier attempt's exec request had
-// ended without the server starting the command. Only then can the probe's
-// "not started" be true for good; a probe that ran while an earlier request
-// was still held (it could start after the probe looked), or after the
-// command had started, justifies nothing. A refused probe ran nothing.
-func probedBetween(events []control.Event, id, probe string) bool {
-	type key struct{ conn, session int }
-	type attempt struct{ ended, spawned bool }
-	tries := map[key]*attempt{}
-	probes := map[key]bool{}
-	order, reconciled := 0, false
-	settled := func() bool { // every attempt so far ended and never started
-		for _, a := range tries {
-			if !a.ended || a.spawned {
-				return false
-			}
-		}
-		return true
-	}
-	for _, e := range events {
-		k := key{e.Conn, e.Session}
-		switch e.Kind {
-		case control.ExecReceived, control.ExecRefused:
-			switch {
-			case e.MarkerID == id:
-				if order > 0 && !reconciled {
-					return false
-				}
-				order++
-				reconciled = false
-				tries[k] = &attempt{ended: e.Kind == control.ExecRefused}
-			case e.Kind == control.ExecReceived && e.Digest == probe && order > 0:
-				probes[k] = true
-			}
-		case control.ProcSpawned:
-			if a := tries[k]; a != nil {
-				a.spawned = true
-			}
-		case control.ExecSkipped, control.ExecFinished:
-			if a := tries[k]; a != nil {
-				a.ended = true
-			}
-		case control.ExitSent:
-			if probes[k] && settled() {
-				reconciled = true
-			}
-		}
-	}
-	return order > 1
-}
-
-// lastDelivered is what the server delivered to the last attempt for id
-// (its exec request's session), nil when it delivered nothing.
-func lastDelivered(events []control.Event, id string) *verdict.Delivered {
-	type key struct{ conn, session int }
-	var last key
-	var got *verdict.Delivered
-	for _, e := range events {
-		k := key{e.Conn, e.Session}
-		switch {
-		case (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == id:
-			last, got = k, nil
-		case e.Kind == control.ExitSent && k == last:
-			d := &verdict.Delivered{Signal: e.Signal}
-			if e.ExitCode != nil {
-				d.ExitCode = *e.ExitCode
-			}
-			got = d
-		}
-	}
-	return got
-}
-
-// delivered is the result the server delivered before the cut, from its own events.
-func delivered(events []control.Event) *verdict.Delivered {
-	for _, e := range events {
-		if e.Kind == control.ExitSent {
-			d := &verdict.Delivered{Signal: e.Signal}
-			if e.ExitCode != nil {
-				d.ExitCode = *e.ExitCode
-			}
-			return d
-		}
-	}
-	return nil
 }
 
 // preflight proves the chain is invocable before any case runs.

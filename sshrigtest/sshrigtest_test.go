@@ -84,3 +84,33 @@ func TestExec(t *testing.T) {
 		t.Errorf("Exec's tool %T does not run as a process", tl)
 	}
 }
+
+// A tool that runs a probe before its workload and a cleanup after it is
+// judged by the workload's own exit status (issue 13): an honest one passes
+// wherever the caller receives a result.
+func TestWorkloadExitStatusAmongOtherCommands(t *testing.T) {
+	run := func(ctx context.Context, t tool.Target) result.Result {
+		var out strings.Builder
+		tools.Reference{}.Run(ctx, t, &out, &strings.Builder{})
+		r, err := result.Parse([]byte(out.String()))
+		if err != nil {
+			panic(err)
+		}
+		return r
+	}
+	probing := sshrigtest.Func("uname-then-cleanup", func(ctx context.Context, t tool.Target) result.Result {
+		pre, post := t, t
+		pre.Command, post.Command = "uname -s", "true"
+		run(ctx, pre)
+		r := run(ctx, t)
+		run(ctx, post)
+		return r
+	})
+	h := sshrigtest.New(t)
+	rep := h.Run(t, probing, "none.*", "exit-status.*")
+	for _, cr := range rep.Cases {
+		if cr.ID == "none.exit3" && (cr.Reported == nil || cr.Reported.Category != result.ConfirmedFailure) {
+			t.Errorf("none.exit3: reported %v, want confirmed_failure", cr.Reported)
+		}
+	}
+}

@@ -1,0 +1,254 @@
+package evidence
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/verdict"
+)
+
+// Case is the server's events of one case, read for the marker id the
+// case's workload carries.
+type Case struct {
+	events []control.Event
+	id     string
+}
+
+// Of reads events, in the server's order, for the case whose markers carry id.
+func Of(events []control.Event, id string) Case { return Case{events: events, id: id} }
+
+// Session is the one key every question uses: a session channel of a
+// connection, as the server numbers them.
+type Session struct{ Conn, Session int }
+
+// SessionOf is the session an event belongs to.
+func SessionOf(e control.Event) Session { return Session{e.Conn, e.Session} }
+
+// Digest is a command's digest as the server's exec events carry it and
+// the rig's event log records it.
+func Digest(cmd string) string {
+	sum := sha256.Sum256([]byte(cmd))
+	return hex.EncodeToString(sum[:])
+}
+
+// digestOrNone is Digest, or "" for no command: an event's digest is never "".
+func digestOrNone(cmd string) string {
+	if cmd == "" {
+		return ""
+	}
+	return Digest(cmd)
+}
+
+func deliveredBy(e control.Event) *verdict.Delivered {
+	d := &verdict.Delivered{Signal: e.Signal}
+	if e.ExitCode != nil {
+		d.ExitCode = *e.ExitCode
+	}
+	return d
+}
+
+// Steps classifies, in the server's order, the commands the tool ran
+// for a step sequence: the create (by its marker id), the lookup, the case's
+// reconcile probe (a lookup too: it reads and changes nothing) and the note
+// on the true record (by digest); anything else is unknown. A lookup found
+// the record when a create had exited 0 before it arrived. probed says a
+// lookup ran between the first create and a later one.
+func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.Step, probed bool) {
+	lookup, note, probe := Digest(lookupCmd), Digest(noteCmd), digestOrNone(reconcileCmd)
+	createPIDs := map[int]Session{}
+	creating := map[Session]bool{}
+	// unsettled: creates that could still run — the request held, or the
+	// command running. A lookup meanwhile finds nothing for now only.
+	unsettled := map[Session]bool{}
+	created := false
+	for _, e := range c.events {
+		k := SessionOf(e)
+		switch e.Kind {
+		case control.ExecReceived:
+			switch {
+			case e.MarkerID == c.id:
+				steps = append(steps, verdict.Step{Op: verdict.StepCreate})
+				creating[k], unsettled[k] = true, true
+			case e.Digest == lookup, probe != "" && e.Digest == probe:
+				steps = append(steps, verdict.Step{Op: verdict.StepLookup, Found: created, Pending: !created && len(unsettled) > 0})
+			case e.Digest == note:
+				steps = append(steps, verdict.Step{Op: verdict.StepNote})
+			default:
+				steps = append(steps, verdict.Step{Op: verdict.StepUnknown})
+			}
+		case control.ProcSpawned:
+			if creating[k] {
+				createPIDs[e.PID] = k
+			}
+		case control.ProcExited:
+			if ck, ok := createPIDs[e.PID]; ok {
+				delete(unsettled, ck)
+				if e.ExitCode != nil && *e.ExitCode == 0 {
+					created = true
+				}
+			}
+		case control.ExecSkipped, control.ExecFinished, control.ExecRefused:
+			delete(unsettled, k)
+		}
+	}
+	seenCreate, lookedUp := false, false
+	for _, s := range steps {
+		switch s.Op {
+		case verdict.StepCreate:
+			if seenCreate && lookedUp {
+				probed = true
+			}
+			seenCreate = true
+		case verdict.StepLookup:
+			lookedUp = seenCreate
+		}
+	}
+	return steps, probed
+}
+
+// FollowUps counts exec requests other than the operation's own command and
+// the case's reconcile probe (reconcileCmd, when not empty).
+func (c Case) FollowUps(reconcileCmd string) int {
+	probe := digestOrNone(reconcileCmd)
+	n := 0
+	for _, e := range c.events {
+		if e.Kind == control.ExecReceived && e.MarkerID != c.id && (probe == "" || e.Digest != probe) {
+			n++
+		}
+	}
+	return n
+}
+
+// CredentialRetries counts the connections, beyond the first, on which the
+// server rejected a key.
+func (c Case) CredentialRetries() int {
+	conns := map[int]bool{}
+	for _, e := range c.events {
+		if e.Kind == control.AuthRejected {
+			conns[e.Conn] = true
+		}
+	}
+	return max(0, len(conns)-1)
+}
+
+// CredentialTested says why a credential case tested nothing: the events
+// must show the credential accepted (at set-up) before it was rejected.
+func (c Case) CredentialTested() string {
+	accepted := false
+	for _, e := range c.events {
+		switch e.Kind {
+		case control.AuthAccepted:
+			accepted = true
+		case control.AuthRejected:
+			if !accepted {
+				return "the credential was rejected before it was ever accepted: a credential that never worked tests nothing"
+			}
+			return ""
+		}
+	}
+	if !accepted {
+		return "the server never accepted the case's credential at set-up"
+	}
+	return "" // accepted and never rejected: the tool's report is judged as it is
+}
+
+// Attempts counts the exec requests carrying id's markers that reached the
+// server, run or refused.
+func (c Case) Attempts() int {
+	n := 0
+	for _, e := range c.events {
+		if (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == c.id {
+			n++
+		}
+	}
+	return n
+}
+
+// ProbedBetween says every attempt after the first was reconciled by the
+// probe whose Digest is probe:
+// since the attempt before it, the case's reconcile probe (by its digest) ran
+// to its exit status at a time when every earlier attempt's exec request had
+// ended without the server starting the command. Only then can the probe's
+// "not started" be true for good; a probe that ran while an earlier request
+// was still held (it could start after the probe looked), or after the
+// command had started, justifies nothing. A refused probe ran nothing.
+func (c Case) ProbedBetween(probe string) bool {
+	type attempt struct{ ended, spawned bool }
+	tries := map[Session]*attempt{}
+	probes := map[Session]bool{}
+	order, reconciled := 0, false
+	settled := func() bool { // every attempt so far ended and never started
+		for _, a := range tries {
+			if !a.ended || a.spawned {
+				return false
+			}
+		}
+		return true
+	}
+	for _, e := range c.events {
+		k := SessionOf(e)
+		switch e.Kind {
+		case control.ExecReceived, control.ExecRefused:
+			switch {
+			case e.MarkerID == c.id:
+				if order > 0 && !reconciled {
+					return false
+				}
+				order++
+				reconciled = false
+				tries[k] = &attempt{ended: e.Kind == control.ExecRefused}
+			case e.Kind == control.ExecReceived && e.Digest == probe && order > 0:
+				probes[k] = true
+			}
+		case control.ProcSpawned:
+			if a := tries[k]; a != nil {
+				a.spawned = true
+			}
+		case control.ExecSkipped, control.ExecFinished:
+			if a := tries[k]; a != nil {
+				a.ended = true
+			}
+		case control.ExitSent:
+			if probes[k] && settled() {
+				reconciled = true
+			}
+		}
+	}
+	return order > 1
+}
+
+// LastDelivered is what the server delivered to the last attempt for id
+// (its exec request's session), nil when it delivered nothing.
+func (c Case) LastDelivered() *verdict.Delivered {
+	var last Session
+	var got *verdict.Delivered
+	for _, e := range c.events {
+		k := SessionOf(e)
+		switch {
+		case (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == c.id:
+			last, got = k, nil
+		case e.Kind == control.ExitSent && k == last:
+			got = deliveredBy(e)
+		}
+	}
+	return got
+}
+
+// Delivered is the result the server delivered for the workload: the exit
+// status sent on the session whose exec request carried the case's markers
+// (the first such request), not that of a probe or cleanup command the tool
+// ran before or after it. Nil when none was sent.
+func (c Case) Delivered() *verdict.Delivered {
+	var workload *Session
+	for _, e := range c.events {
+		k := SessionOf(e)
+		switch {
+		case workload == nil && (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == c.id:
+			workload = &k
+		case e.Kind == control.ExitSent && workload != nil && k == *workload:
+			return deliveredBy(e)
+		}
+	}
+	return nil
+}
