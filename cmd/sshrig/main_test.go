@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -31,6 +32,18 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// droplast FILE deletes FILE's last line, as a log cut short.
+			"droplast": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 1 {
+					ts.Fatalf("usage: droplast FILE")
+				}
+				b := []byte(ts.ReadFile(args[0]))
+				i := bytes.LastIndexByte(bytes.TrimSuffix(b, []byte("\n")), '\n')
+				if i < 0 {
+					ts.Fatalf("droplast: %s has one line or none", args[0])
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b[:i+1], 0o644))
+			},
 			// status N cmd args... runs cmd and requires exit code N.
 			"status": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) < 2 {

@@ -125,6 +125,8 @@ func runReconcile(cmd *cobra.Command, f reconcileFlags) error {
 	}
 	rep, runErr := score.Run(cmd.Context(), o)
 	if rep != nil {
+		// Every event is in the log once Run returned.
+		rep.LogHead = dir.Head()
 		if b, err := rep.JSON(); err == nil {
 			writeReport(stderr, dir, f.json, b)
 		}

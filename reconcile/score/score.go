@@ -66,22 +66,26 @@ type Options struct {
 
 // Report is the result of a scoring run (report.json).
 type Report struct {
-	Version      int               `json:"version"`
-	Command      string            `json:"command"` // "reconcile"
-	Operation    string            `json:"operation"`
-	Probe        string            `json:"probe"`
-	Remote       bool              `json:"remote"`
-	Target       string            `json:"target"`
-	Where        string            `json:"where"`
-	Ledger       string            `json:"ledger"` // the ledger's path on the target
-	Started      time.Time         `json:"started"`
-	ProbeTimeout string            `json:"probe_timeout"`
-	Preflight    *Row              `json:"preflight,omitempty"`
-	Summary      Summary           `json:"summary"`
-	Matrix       *reconcile.Matrix `json:"matrix"`
-	WrongCells   []reconcile.Cell  `json:"wrong_cells"`
-	WeakCells    []reconcile.Cell  `json:"weak_cells"`
-	Rows         []Row             `json:"rows"`
+	Version      int       `json:"version"`
+	Command      string    `json:"command"` // "reconcile"
+	Operation    string    `json:"operation"`
+	Probe        string    `json:"probe"`
+	Remote       bool      `json:"remote"`
+	Target       string    `json:"target"`
+	Where        string    `json:"where"`
+	Ledger       string    `json:"ledger"` // the ledger's path on the target
+	Started      time.Time `json:"started"`
+	ProbeTimeout string    `json:"probe_timeout"`
+	// LogHead is the run's event log head, "seq:hash", set by whoever keeps
+	// the log: sshrig verify checks the log against it, so a cut tail is
+	// detected.
+	LogHead    string            `json:"log_head,omitempty"`
+	Preflight  *Row              `json:"preflight,omitempty"`
+	Summary    Summary           `json:"summary"`
+	Matrix     *reconcile.Matrix `json:"matrix"`
+	WrongCells []reconcile.Cell  `json:"wrong_cells"`
+	WeakCells  []reconcile.Cell  `json:"weak_cells"`
+	Rows       []Row             `json:"rows"`
 }
 
 // Summary counts the rows by mark.
