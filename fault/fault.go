@@ -112,6 +112,20 @@ func KnowledgeAt(m Moment, c Cut) Knowledge {
 	return m.Knowledge()
 }
 
+// HasCut reports whether a case at m cuts anything: every moment but refuse
+// (nothing accepts the connection) and none (the baseline).
+func (m Moment) HasCut() bool { return m.valid() && m != Refuse && m != None }
+
+// InCommandWindow reports whether m lies between the exec request's arrival
+// and the exit status's delivery (exec to exit-status): the moments at which
+// the server can hold the command's answer, and a reconcile probe has an
+// outcome to look for.
+func (m Moment) InCommandWindow() bool { return m >= Exec && m <= ExitStatus }
+
+// DefaultOutputBytes is N for the output moment when a case gives none: the
+// cut lands after the first N bytes of the command's stdout reached the client.
+const DefaultOutputBytes = 8
+
 // RunsCommand reports whether the server can start the command after a cut at m,
 // which is when the disposition decides the remote truth.
 func (m Moment) RunsCommand() bool { return m >= Exec }
@@ -152,17 +166,26 @@ const (
 	Close                     // FIN in both directions, never RST
 	Blackhole                 // bytes stop flowing; sockets stay open until the case ends
 	KillHelper                // SIGKILL to the local process that owns the client socket
+	// Stall cuts nothing: the server holds the command's answer until the
+	// tool has given up (its deadline passed) while the connection stays up
+	// and answers keepalives (seed 003's C05).
+	Stall
 )
 
-var cutNames = [...]string{Reset: "reset", Close: "close", Blackhole: "blackhole", KillHelper: "kill-helper"}
+var cutNames = [...]string{Reset: "reset", Close: "close", Blackhole: "blackhole", KillHelper: "kill-helper", Stall: "stall"}
 
 // Cuts returns every cut kind.
-func Cuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper} }
+func Cuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper, Stall} }
+
+// ConnectionCuts returns the cut kinds that end or silence the tool's
+// connection: every kind but Stall. The default matrix crosses them with
+// every moment.
+func ConnectionCuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper} }
 
 // TransportCuts returns the cut kinds the cutter performs on the socket itself.
 func TransportCuts() []Cut { return []Cut{Reset, Close, Blackhole} }
 
-func (c Cut) valid() bool { return c >= Reset && c <= KillHelper }
+func (c Cut) valid() bool { return c >= Reset && c <= Stall }
 
 func (c Cut) String() string {
 	if !c.valid() {
@@ -195,7 +218,7 @@ func (c *Cut) UnmarshalText(b []byte) error {
 
 // ParseCut parses a cut kind name such as "reset".
 func ParseCut(s string) (Cut, error) {
-	for c := Reset; c <= KillHelper; c++ {
+	for c := Reset; c <= Stall; c++ {
 		if cutNames[c] == s {
 			return c, nil
 		}
@@ -258,6 +281,26 @@ func ParseDisposition(s string) (Disposition, error) {
 		}
 	}
 	return 0, &UnknownValueError{Kind: "disposition", Value: s, Valid: names(Dispositions())}
+}
+
+// MattersAt reports whether d can change the remote truth of a cut at m,
+// i.e. whether a matrix should vary it there. remote-kill applies only where
+// the command has not yet passed its start marker.
+func (d Disposition) MattersAt(m Moment) bool {
+	switch m {
+	case Exec, Started, None:
+		return true
+	case Output:
+		return d != RemoteKill
+	}
+	return d == Survive
+}
+
+// AppliesAt reports whether a case may combine d with moment m: the server
+// kills a remote-kill command right after its start marker, so it can never
+// reach output, finished or exit-status.
+func (d Disposition) AppliesAt(m Moment) bool {
+	return d != RemoteKill || m < Output || m == None
 }
 
 // UnknownValueError reports a value that is not one of a kind's valid names.

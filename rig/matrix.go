@@ -20,7 +20,7 @@ type Case struct {
 	ID          string // stable, e.g. "started.reset.survive"
 	Alias       string // e.g. "C05"; may be empty
 	Moment      fault.Moment
-	Cut         fault.Cut // moot for none and refuse
+	Cut         fault.Cut // moot for none and refuse; fault.Stall holds the answer instead (C05)
 	Disposition fault.Disposition
 	// ExitCode is what the workload exits with.
 	ExitCode int
@@ -29,7 +29,7 @@ type Case struct {
 	// Command is the workload before marker wrapping; empty means the
 	// default workload, which prints two lines and exits with ExitCode.
 	Command string
-	// OutputBytes is N for the output moment.
+	// OutputBytes is N for the output moment; default fault.DefaultOutputBytes.
 	OutputBytes int64
 	Notes       string
 
@@ -41,8 +41,6 @@ type Case struct {
 	// Fixture names an answer of operation create_record that breaks its
 	// contract (C04), such as "id-null" (docs/matrix.md lists them).
 	Fixture string
-	// Stall: nothing is cut; the answer comes after the tool's deadline (C05).
-	Stall bool
 	// Scenario, when set, makes the case a step sequence for agent-like
 	// tools (ScenarioRecordNote).
 	Scenario string
@@ -88,10 +86,6 @@ const ScenarioRecordNote = "record-note"
 // DefaultOperation is the operation name of the default workload.
 const DefaultOperation = "run_workload"
 
-// DefaultOutputBytes is N for the output moment: the cut lands after the
-// first N bytes of the command's stdout reached the client.
-const DefaultOutputBytes = 8
-
 // Workload is the command the case runs for correlation id, before marker
 // wrapping.
 func (c Case) Workload(id string) string {
@@ -114,16 +108,8 @@ func (c Case) Workload(id string) string {
 
 // Spec is the engine's view of the case for one run.
 func (c Case) spec(id string) engine.Spec {
-	n := c.OutputBytes
-	if n == 0 {
-		n = DefaultOutputBytes
-	}
-	s := engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: n,
-		Credential: c.Credential, Refusal: c.Refusal, Stall: c.Stall, Host: c.Host}
-	if c.Stall {
-		s.Cut = 0
-	}
-	return s
+	return engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: c.OutputBytes,
+		Credential: c.Credential, Refusal: c.Refusal, Host: c.Host}
 }
 
 //go:embed matrix/default.yaml
@@ -161,7 +147,7 @@ func transportMatrix() []Case {
 	for _, m := range fault.Moments() {
 		switch m {
 		case fault.Refuse:
-			add(Case{ID: "refuse", Moment: m, Cut: fault.Reset, Disposition: fault.Survive,
+			add(Case{ID: m.String(), Moment: m, Cut: fault.Reset, Disposition: fault.Survive,
 				Notes: "nothing accepts the TCP connection"})
 			continue
 		case fault.None:
@@ -171,7 +157,7 @@ func transportMatrix() []Case {
 			}
 			continue
 		}
-		for _, cut := range fault.Cuts() {
+		for _, cut := range fault.ConnectionCuts() {
 			if m.Knowledge() == fault.ResultReceived {
 				for _, code := range []int{0, 3} {
 					add(Case{ID: fmt.Sprintf("%s.%s.exit%d", m, cut, code), Moment: m, Cut: cut, Disposition: fault.Survive, ExitCode: code})
@@ -179,7 +165,7 @@ func transportMatrix() []Case {
 				continue
 			}
 			for _, d := range fault.Dispositions() {
-				if engine.DispositionMatters(m, d) {
+				if d.MattersAt(m) {
 					add(Case{ID: fmt.Sprintf("%s.%s.%s", m, cut, d), Moment: m, Cut: cut, Disposition: d})
 				}
 			}
@@ -237,7 +223,7 @@ func SplitGlobs(s string) []string {
 
 // Applies reports whether case c can run against t, and if not, why.
 func Applies(c Case, t tool.Tool) (bool, string) {
-	if c.Cut == fault.KillHelper && c.Moment != fault.None && c.Moment != fault.Refuse {
+	if c.Cut == fault.KillHelper && c.Moment.HasCut() {
 		if _, ok := t.(tool.Process); !ok {
 			return false, "kill-helper kills the local process that owns the tool's socket (e.g. the ssh child of a wrapper); " + t.Name() + " runs inside the rig's own process"
 		}

@@ -290,8 +290,11 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 		case "cut":
 			if s, ok := l.str(v, field); ok {
 				cut, err := fault.ParseCut(s)
-				if err != nil {
+				switch {
+				case err != nil:
 					l.fail(v.GetToken(), field, "%v", err)
+				case c.Cut == fault.Stall: // stall: true came first
+					l.fail(v.GetToken(), field, "a stall is instead of a cut: leave cut out")
 				}
 				c.Cut = cut
 			}
@@ -364,8 +367,13 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 				c.ReconcileProbe = s
 			}
 		case "stall":
-			if b, ok := l.boolean(v, field); ok {
-				c.Stall = b
+			// stall: true is cut: stall, spelled as the field it was first.
+			if b, ok := l.boolean(v, field); ok && b {
+				if tok, given := pos["cut"]; given {
+					l.fail(tok, path+".cut", "a stall is instead of a cut: leave cut out")
+				} else {
+					c.Cut = fault.Stall
+				}
 			}
 		case "host":
 			if s, ok := l.str(v, field); ok {
@@ -466,7 +474,11 @@ func (l *loader) checkCase(path string, n ast.Node, c Case, pos fieldPos) {
 		return n.GetToken()
 	}
 	for _, p := range c.combinationProblems() {
-		l.fail(at(p.Field), path+"."+p.Field, "%s", p.Msg)
+		field := p.Field
+		if _, ok := pos[field]; !ok && field == "stall" {
+			field = "cut" // given as cut: stall
+		}
+		l.fail(at(field), path+"."+field, "%s", p.Msg)
 	}
 	// A Go case's zero exit code is not given; in a file it is.
 	if _, ok := pos["exit_code"]; ok && c.Scenario != "" && c.ExitCode == 0 {

@@ -489,11 +489,9 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	return cr
 }
 
+// cutName is the case's cut as reports name it; "" where nothing is cut.
 func cutName(c Case) string {
-	switch {
-	case c.Stall:
-		return "stall"
-	case c.Moment == fault.None || c.Moment == fault.Refuse:
+	if !c.Moment.HasCut() {
 		return ""
 	}
 	return c.Cut.String()

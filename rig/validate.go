@@ -125,23 +125,21 @@ func (c Case) combinationProblems() []*CaseError {
 	if c.Moment == 0 {
 		return nil
 	}
-	noCut := c.Moment == fault.None || c.Moment == fault.Refuse
-	hasCut := c.Cut != 0
+	stall := c.Cut == fault.Stall
+	hasCut := c.Cut != 0 && !stall
 	switch {
-	case noCut && hasCut:
+	case !c.Moment.HasCut() && hasCut:
 		add("cut", "a cut cannot apply at moment %s: nothing is cut there", c.Moment)
-	case c.Stall && hasCut:
-		add("cut", "a stall is instead of a cut: leave cut out")
-	case !noCut && !c.Stall && !hasCut:
+	case c.Moment.HasCut() && c.Cut == 0:
 		add("cut", "missing: moment %s needs a cut (valid: %s)", c.Moment, names(fault.Cuts()))
 	}
-	if c.Disposition == fault.RemoteKill && (c.Moment == fault.Output || c.Moment == fault.Finished || c.Moment == fault.ExitStatus) {
+	if c.Disposition != 0 && !c.Disposition.AppliesAt(c.Moment) {
 		add("disposition", "remote-kill cannot apply at %s: the server kills the command right after its start marker, before that moment", c.Moment)
 	}
 	if c.OutputBytes != 0 && c.Moment != fault.Output {
 		add("output_bytes", "applies only at moment output, not %s", c.Moment)
 	}
-	if c.Stall && (c.Moment < fault.Exec || c.Moment == fault.None) {
+	if stall && !c.Moment.InCommandWindow() {
 		add("stall", "a stall holds the command's answer: it needs a moment from exec to exit-status, not %s", c.Moment)
 	}
 	if c.Credential != 0 && c.Moment != fault.None {
@@ -153,7 +151,7 @@ func (c Case) combinationProblems() []*CaseError {
 	if c.Credential != 0 && c.Refusal != 0 {
 		add("refusal", "give a credential scenario or a refusal, not both")
 	}
-	if c.ReconcileProbe != "" && (c.Moment < fault.Exec || c.Moment == fault.None) {
+	if c.ReconcileProbe != "" && !c.Moment.InCommandWindow() {
 		add("reconcile_probe", "a reconcile probe is for an outcome the cut leaves unknown: it needs a moment from exec to exit-status, not %s", c.Moment)
 	}
 	if c.Host != "" && c.Moment != fault.Refuse {

@@ -55,10 +55,7 @@ exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
 			fmt.Fprintln(tw, "ID\tALIAS\tMOMENT\tCUT\tDISPOSITION\tEXIT\tSCENARIO\tEXPECTED")
 			for _, c := range cases {
 				cut, alias := c.Cut.String(), c.Alias
-				switch {
-				case c.Stall:
-					cut = "stall"
-				case c.Moment.String() == "none" || c.Moment.String() == "refuse":
+				if !c.Moment.HasCut() {
 					cut = "-"
 				}
 				if alias == "" {

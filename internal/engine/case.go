@@ -27,11 +27,15 @@ import (
 
 // Spec says where and how a case's transport dies.
 type Spec struct {
-	ID          string // unique per case run: the correlation and marker id
-	Moment      fault.Moment
-	Cut         fault.Cut // ignored for the none and refuse moments
+	ID     string // unique per case run: the correlation and marker id
+	Moment fault.Moment
+	// Cut is ignored for the none and refuse moments. fault.Stall cuts
+	// nothing: the server holds the command until the tool has returned
+	// (its answer comes later than the tool's deadline), while the
+	// connection stays up and answers keepalives.
+	Cut         fault.Cut
 	Disposition fault.Disposition
-	OutputBytes int64 // N for the output moment; default 1
+	OutputBytes int64 // N for the output moment; default fault.DefaultOutputBytes
 
 	// Credential, when set, gives the case a credential of its own that the
 	// server accepts at set-up (a first connection the rig makes) and
@@ -39,10 +43,6 @@ type Spec struct {
 	Credential fault.Credential
 	// Refusal, when set, makes the server refuse the work.
 	Refusal fault.Refusal
-	// Stall: at the moment, nothing is cut; the server holds the command
-	// until the tool has returned (its answer comes later than the tool's
-	// deadline), while the connection stays up and answers keepalives.
-	Stall bool
 	// Host, when set, replaces the host part of the address the tool dials
 	// (an unresolvable name, for a local failure).
 	Host string
@@ -56,15 +56,15 @@ func (s Spec) Validate() error {
 	if s.Moment < fault.Refuse || s.Moment > fault.None {
 		return fmt.Errorf("engine: invalid moment %d", int(s.Moment))
 	}
-	if s.Moment != fault.None && s.Moment != fault.Refuse && !s.Stall {
-		if s.Cut < fault.Reset || s.Cut > fault.KillHelper {
-			return fmt.Errorf("engine: invalid cut %d", int(s.Cut))
+	if s.Moment.HasCut() {
+		if _, err := s.Cut.MarshalText(); err != nil {
+			return fmt.Errorf("engine: %w", err)
 		}
 	}
 	if s.Disposition != 0 && (s.Disposition < fault.Survive || s.Disposition > fault.RemoteKill) {
 		return fmt.Errorf("engine: invalid disposition %d", int(s.Disposition))
 	}
-	if s.Stall && (s.Moment == fault.None || s.Moment == fault.Refuse) {
+	if s.Cut == fault.Stall && !s.Moment.InCommandWindow() {
 		return fmt.Errorf("engine: a stall needs a moment to hold at, not %s", s.Moment)
 	}
 	return nil
@@ -139,6 +139,9 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	if spec.Disposition == 0 {
 		spec.Disposition = fault.Survive
 	}
+	if spec.Moment == fault.Output && spec.OutputBytes == 0 {
+		spec.OutputBytes = fault.DefaultOutputBytes
+	}
 	r := &Run{env: e, spec: spec, watchDone: make(chan struct{}), cutDone: make(chan struct{}),
 		changed: make(chan struct{}, 1), lost: map[int]chan struct{}{}, toolDone: make(chan struct{}), settled: make(chan struct{}),
 		identity: e.identity}
@@ -153,7 +156,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	e.runs[spec.ID] = r
 	e.runsMu.Unlock()
 	req := control.Request{Op: control.OpSetupCase, Case: spec.ID}
-	if spec.Moment != fault.None && spec.Moment != fault.Refuse {
+	if spec.Moment.HasCut() {
 		req.Arm = &control.Arm{Moment: spec.Moment, Disposition: spec.Disposition, OutputBytes: spec.OutputBytes}
 	} else {
 		req.Arm = &control.Arm{Disposition: spec.Disposition}
@@ -329,7 +332,7 @@ func (r *Run) handle(evp *control.Event) {
 	}
 	if ev.Kind == control.MomentReached && ev.Hold {
 		r.cuts.Add(1)
-		if r.spec.Stall {
+		if r.spec.Cut == fault.Stall {
 			go r.stallAt(ev)
 		} else {
 			go r.cutAt(ev)

@@ -90,7 +90,7 @@ func engineMatrix() []matrixCase {
 		}
 		for _, cut := range cuts {
 			for _, d := range fault.Dispositions() {
-				if DispositionMatters(m, d) {
+				if d.MattersAt(m) {
 					out = append(out, matrixCase{m, cut, d})
 				}
 			}

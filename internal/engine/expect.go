@@ -5,27 +5,12 @@ import (
 	"github.com/sshrig/sshrig/reconcile"
 )
 
-// DispositionMatters reports whether the disposition can change the remote
-// truth of a cut at m, i.e. whether a case should vary it. remote-kill
-// applies only where the command has not yet passed its start marker.
-func DispositionMatters(m fault.Moment, d fault.Disposition) bool {
-	switch m {
-	case fault.Exec, fault.Started:
-		return true
-	case fault.Output:
-		return d != fault.RemoteKill
-	case fault.None:
-		return true
-	}
-	return d == fault.Survive
-}
-
 // ExpectTruth is the remote truth a cut of kind cut at moment m implies for a
 // marker-wrapped command with disposition d, when the command itself is short.
 // The rig's own tests hold the server to it; a case whose measured truth
 // differs shows the rig misbehaving, not the tool.
 func ExpectTruth(m fault.Moment, cut fault.Cut, d fault.Disposition) reconcile.State {
-	if m < fault.Exec {
+	if !m.RunsCommand() {
 		return reconcile.NotStarted
 	}
 	// A blackhole leaves the server's transport up until the case ends, so a
