@@ -264,138 +264,11 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 		}
 		pos[key] = kv.Value.GetToken()
 		v := kv.Value
-		switch key {
-		case "id":
-			if s, ok := l.str(v, field); ok {
-				if err := markers.ValidID(s); err != nil {
-					l.fail(v.GetToken(), field, "%v", strings.TrimPrefix(err.Error(), "markers: "))
-				}
-				c.ID = s
-			}
-		case "alias":
-			if s, ok := l.str(v, field); ok {
-				if err := markers.ValidID(s); err != nil {
-					l.fail(v.GetToken(), field, "%v", strings.TrimPrefix(err.Error(), "markers: "))
-				}
-				c.Alias = s
-			}
-		case "moment":
-			if s, ok := l.str(v, field); ok {
-				m, err := fault.ParseMoment(s)
-				if err != nil {
-					l.fail(v.GetToken(), field, "%v", err)
-				}
-				c.Moment = m
-			}
-		case "cut":
-			if s, ok := l.str(v, field); ok {
-				cut, err := fault.ParseCut(s)
-				switch {
-				case err != nil:
-					l.fail(v.GetToken(), field, "%v", err)
-				case c.Cut == fault.Stall: // stall: true came first
-					l.fail(v.GetToken(), field, "a stall is instead of a cut: leave cut out")
-				}
-				c.Cut = cut
-			}
-		case "disposition":
-			if s, ok := l.str(v, field); ok {
-				d, err := fault.ParseDisposition(s)
-				if err != nil {
-					l.fail(v.GetToken(), field, "%v", err)
-				}
-				c.Disposition = d
-			}
-		case "exit_code":
-			if i, ok := l.integer(v, field, 0, 255); ok {
-				c.ExitCode = int(i)
-			}
-		case "operation":
-			if s, ok := l.str(v, field); ok {
-				if err := markers.ValidID(s); err != nil {
-					l.fail(v.GetToken(), field, "operation %q: use letters, digits and . _ : -", s)
-				}
-				c.Operation = s
-			}
-		case "command":
-			if s, ok := l.str(v, field); ok {
-				if strings.TrimSpace(s) == "" {
-					l.fail(v.GetToken(), field, "is empty: leave it out for the operation's default workload")
-				}
-				c.Command = s
-			}
-		case "output_bytes":
-			if i, ok := l.integer(v, field, 1, 1<<30); ok {
-				c.OutputBytes = i
-			}
-		case "credential":
-			if s, ok := l.str(v, field); ok {
-				cr, err := fault.ParseCredential(s)
-				if err != nil {
-					l.fail(v.GetToken(), field, "%v", err)
-				}
-				c.Credential = cr
-			}
-		case "refusal":
-			if s, ok := l.str(v, field); ok {
-				r, err := fault.ParseRefusal(s)
-				if err != nil {
-					l.fail(v.GetToken(), field, "%v", err)
-				}
-				c.Refusal = r
-			}
-		case "fixture":
-			if s, ok := l.str(v, field); ok {
-				fx, err := operations.ParseFixture(s)
-				if err != nil {
-					l.fail(v.GetToken(), field, "%v", err)
-				}
-				c.Fixture = string(fx)
-			}
-		case "scenario":
-			if s, ok := l.str(v, field); ok {
-				if s != ScenarioRecordNote {
-					l.fail(v.GetToken(), field, "unknown scenario %q (valid: %s)", s, ScenarioRecordNote)
-				}
-				c.Scenario = s
-			}
-		case "reconcile_probe":
-			if s, ok := l.str(v, field); ok {
-				if strings.TrimSpace(s) == "" {
-					l.fail(v.GetToken(), field, "is empty: give the probe's shell command, or leave the field out")
-				}
-				c.ReconcileProbe = s
-			}
-		case "stall":
-			// stall: true is cut: stall, spelled as the field it was first.
-			if b, ok := l.boolean(v, field); ok && b {
-				if tok, given := pos["cut"]; given {
-					l.fail(tok, path+".cut", "a stall is instead of a cut: leave cut out")
-				} else {
-					c.Cut = fault.Stall
-				}
-			}
-		case "host":
-			if s, ok := l.str(v, field); ok {
-				if s != "unresolvable" {
-					l.fail(v.GetToken(), field, "unknown host %q (valid: unresolvable): the rig reaches only loopback and its own containers", s)
-				}
-				c.Host = UnresolvableHost
-			}
-		case "budget":
-			if s, ok := l.str(v, field); ok {
-				d, err := time.ParseDuration(s)
-				if err != nil || d <= 0 {
-					l.fail(v.GetToken(), field, "bad duration %q: want a positive Go duration such as 5s or 1500ms", s)
-				}
-				c.Budget = d
-			}
-		case "expect":
+		switch {
+		case key == "expect":
 			expect = l.loadExpect(field, v)
-		case "notes":
-			if s, ok := l.str(v, field); ok {
-				c.Notes = s
-			}
+		case l.workloadField(&c, key, field, v):
+		case l.scenarioField(&c, key, field, path, v, pos):
 		default:
 			l.fail(kv.Key.GetToken(), field, "unknown field %q (valid: %s)", key, strings.Join(matrixFields, ", "))
 		}
@@ -411,6 +284,156 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 		return Case{}, false
 	}
 	return c.withDefaults(), true
+}
+
+// workloadField loads one of the fields that say what runs and where it is
+// cut; it reports whether key is one of them.
+func (l *loader) workloadField(c *Case, key, field string, v ast.Node) bool {
+	switch key {
+	case "id":
+		if s, ok := l.str(v, field); ok {
+			if err := markers.ValidID(s); err != nil {
+				l.fail(v.GetToken(), field, "%v", strings.TrimPrefix(err.Error(), "markers: "))
+			}
+			c.ID = s
+		}
+	case "alias":
+		if s, ok := l.str(v, field); ok {
+			if err := markers.ValidID(s); err != nil {
+				l.fail(v.GetToken(), field, "%v", strings.TrimPrefix(err.Error(), "markers: "))
+			}
+			c.Alias = s
+		}
+	case "moment":
+		if s, ok := l.str(v, field); ok {
+			m, err := fault.ParseMoment(s)
+			if err != nil {
+				l.fail(v.GetToken(), field, "%v", err)
+			}
+			c.Moment = m
+		}
+	case "cut":
+		if s, ok := l.str(v, field); ok {
+			cut, err := fault.ParseCut(s)
+			switch {
+			case err != nil:
+				l.fail(v.GetToken(), field, "%v", err)
+			case c.Cut == fault.Stall: // stall: true came first
+				l.fail(v.GetToken(), field, "a stall is instead of a cut: leave cut out")
+			}
+			c.Cut = cut
+		}
+	case "disposition":
+		if s, ok := l.str(v, field); ok {
+			d, err := fault.ParseDisposition(s)
+			if err != nil {
+				l.fail(v.GetToken(), field, "%v", err)
+			}
+			c.Disposition = d
+		}
+	case "exit_code":
+		if i, ok := l.integer(v, field, 0, 255); ok {
+			c.ExitCode = int(i)
+		}
+	case "operation":
+		if s, ok := l.str(v, field); ok {
+			if err := markers.ValidID(s); err != nil {
+				l.fail(v.GetToken(), field, "operation %q: use letters, digits and . _ : -", s)
+			}
+			c.Operation = s
+		}
+	case "command":
+		if s, ok := l.str(v, field); ok {
+			if strings.TrimSpace(s) == "" {
+				l.fail(v.GetToken(), field, "is empty: leave it out for the operation's default workload")
+			}
+			c.Command = s
+		}
+	case "output_bytes":
+		if i, ok := l.integer(v, field, 1, 1<<30); ok {
+			c.OutputBytes = i
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// scenarioField loads one of the fields that shape a case beyond its cut
+// (credential, refusal, fixture, scenario, probe, stall, host, budget, notes);
+// it reports whether key is one of them.
+func (l *loader) scenarioField(c *Case, key, field, path string, v ast.Node, pos fieldPos) bool {
+	switch key {
+	case "credential":
+		if s, ok := l.str(v, field); ok {
+			cr, err := fault.ParseCredential(s)
+			if err != nil {
+				l.fail(v.GetToken(), field, "%v", err)
+			}
+			c.Credential = cr
+		}
+	case "refusal":
+		if s, ok := l.str(v, field); ok {
+			r, err := fault.ParseRefusal(s)
+			if err != nil {
+				l.fail(v.GetToken(), field, "%v", err)
+			}
+			c.Refusal = r
+		}
+	case "fixture":
+		if s, ok := l.str(v, field); ok {
+			fx, err := operations.ParseFixture(s)
+			if err != nil {
+				l.fail(v.GetToken(), field, "%v", err)
+			}
+			c.Fixture = string(fx)
+		}
+	case "scenario":
+		if s, ok := l.str(v, field); ok {
+			if s != ScenarioRecordNote {
+				l.fail(v.GetToken(), field, "unknown scenario %q (valid: %s)", s, ScenarioRecordNote)
+			}
+			c.Scenario = s
+		}
+	case "reconcile_probe":
+		if s, ok := l.str(v, field); ok {
+			if strings.TrimSpace(s) == "" {
+				l.fail(v.GetToken(), field, "is empty: give the probe's shell command, or leave the field out")
+			}
+			c.ReconcileProbe = s
+		}
+	case "stall":
+		// stall: true is cut: stall, spelled as the field it was first.
+		if b, ok := l.boolean(v, field); ok && b {
+			if tok, given := pos["cut"]; given {
+				l.fail(tok, path+".cut", "a stall is instead of a cut: leave cut out")
+			} else {
+				c.Cut = fault.Stall
+			}
+		}
+	case "host":
+		if s, ok := l.str(v, field); ok {
+			if s != "unresolvable" {
+				l.fail(v.GetToken(), field, "unknown host %q (valid: unresolvable): the rig reaches only loopback and its own containers", s)
+			}
+			c.Host = UnresolvableHost
+		}
+	case "budget":
+		if s, ok := l.str(v, field); ok {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				l.fail(v.GetToken(), field, "bad duration %q: want a positive Go duration such as 5s or 1500ms", s)
+			}
+			c.Budget = d
+		}
+	case "notes":
+		if s, ok := l.str(v, field); ok {
+			c.Notes = s
+		}
+	default:
+		return false
+	}
+	return true
 }
 
 type expectSpec struct {

@@ -159,30 +159,42 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		return rep, &PreflightError{Reason: pre.Error, Case: pre.Case}
 	}
 
-	reports := make([]CaseReport, len(o.Cases))
+	reports := r.runAll(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rig: interrupted: %w", err)
+	}
+	rep.Cases = reports
+	rep.summarize(time.Since(started))
+	return rep, nil
+}
+
+// runAll runs the cases, Options.Parallel at a time, in matrix order, and
+// says each on Progress as it finishes. It stops handing out cases when ctx ends.
+func (r *runner) runAll(ctx context.Context) []CaseReport {
+	reports := make([]CaseReport, len(r.o.Cases))
 	idWidth := 0 // progress lines align on the longest id
-	for _, c := range o.Cases {
+	for _, c := range r.o.Cases {
 		idWidth = max(idWidth, len(c.ID))
 	}
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var done int
 	var mu sync.Mutex
-	for w := 0; w < o.Parallel; w++ {
+	for w := 0; w < r.o.Parallel; w++ {
 		wg.Go(func() {
 			for i := range jobs {
-				cr := r.runCase(ctx, o.Cases[i])
+				cr := r.runCase(ctx, r.o.Cases[i])
 				reports[i] = cr
 				mu.Lock()
 				done++
-				if o.Progress != nil {
-					fmt.Fprintf(o.Progress, "[%d/%d] %-*s %s\n", done, len(o.Cases), idWidth, cr.ID, cr.Verdict)
+				if r.o.Progress != nil {
+					fmt.Fprintf(r.o.Progress, "[%d/%d] %-*s %s\n", done, len(r.o.Cases), idWidth, cr.ID, cr.Verdict)
 				}
 				mu.Unlock()
 			}
 		})
 	}
-	for i := range o.Cases {
+	for i := range r.o.Cases {
 		if ctx.Err() != nil {
 			break
 		}
@@ -190,12 +202,7 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	}
 	close(jobs)
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("rig: interrupted: %w", err)
-	}
-	rep.Cases = reports
-	rep.summarize(time.Since(started))
-	return rep, nil
+	return reports
 }
 
 // log writes an entry of the rig's to the run's event log, if it keeps one.
@@ -208,7 +215,7 @@ func (r *runner) log(source, event, correlationID string, data map[string]any) {
 type runner struct {
 	o       Options
 	env     *engine.Env
-	secrets []verdict.Secret
+	secrets []secret.Secret
 	tapDone chan struct{}
 }
 
@@ -308,8 +315,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	id := r.env.NewID()
 	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment, Cut: cutName(c), Disposition: c.Disposition.String(),
 		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []Violation{}}
-	knowledge := fault.KnowledgeAt(c.Moment, c.Cut)
-	cat, retry := verdict.Honest(knowledge, &verdict.Delivered{ExitCode: c.ExitCode})
+	cat, retry := verdict.Honest(fault.KnowledgeAt(c.Moment, c.Cut), &verdict.Delivered{ExitCode: c.ExitCode})
 	cr.Expected = Expected{Category: cat, Retry: retry}
 	if ok, why := Applies(c, r.o.Tool); !ok {
 		cr.Verdict, cr.Reason = Skipped, why
@@ -333,22 +339,9 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		run.Finish(ctx, 0)
 		return inconclusive("could not wrap the workload: " + err.Error())
 	}
-	built := map[string]any{"operation": c.Operation, "moment": c.Moment.String(), "cut": cutName(c),
-		"disposition": c.Disposition.String(), "command_sha256": evidence.Digest(t.Command), "deadline_ms": t.Deadline.Milliseconds()}
-	if r.o.Out != nil && r.o.Out.LogCommands {
-		built["command"] = t.Command
-	}
-	r.log(eventlog.SourceRig, "request_built", id, built)
-	r.log(eventlog.SourceRig, "dispatch_started", id, map[string]any{"tool": r.o.Tool.Name()})
+	r.logRequest(c, t)
 	tr, toolDone := r.invoke(ctx, run, t)
-	returned := map[string]any{"duration_ms": tr.duration.Milliseconds(), "hung": tr.hung, "stdout_bytes": tr.stdoutBytes}
-	if tr.exit != nil {
-		returned["exit_code"], returned["pid"] = tr.exit.ExitCode, tr.exit.PID
-		if tr.exit.Signal != "" {
-			returned["signal"] = tr.exit.Signal
-		}
-	}
-	r.log(eventlog.SourceTool, "tool_returned", id, returned)
+	r.logReturned(id, tr)
 	if tr.exit != nil && tr.exit.StartErr != "" {
 		run.Finish(ctx, 0)
 		return inconclusive("could not start the tool: " + tr.exit.StartErr)
@@ -370,16 +363,61 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		return cr
 	}
 
+	secrets := r.caseSecrets(t)
+	r.logEvidence(c, id, ev, tr)
+	in := r.verdictInput(c, t, tr, ev, secrets)
+	r.judge(&cr, in, ev, secrets)
+	cr.DurationMS = time.Since(start).Milliseconds()
+	cr.ToolMS = tr.duration.Milliseconds()
+	if ev.Cut != nil {
+		cr.CutLatencyUS = ev.Cut.Latency.Microseconds()
+	}
+	if r.o.Out != nil {
+		cr.Transcript = r.o.Out.writeTranscript(c, cr, t, tr, ev, secrets)
+	}
+	return cr
+}
+
+// logRequest records the request the rig built for the tool and its dispatch.
+func (r *runner) logRequest(c Case, t tool.Target) {
+	built := map[string]any{"operation": c.Operation, "moment": c.Moment.String(), "cut": cutName(c),
+		"disposition": c.Disposition.String(), "command_sha256": evidence.Digest(t.Command), "deadline_ms": t.Deadline.Milliseconds()}
+	if r.o.Out != nil && r.o.Out.LogCommands {
+		built["command"] = t.Command
+	}
+	r.log(eventlog.SourceRig, "request_built", t.CorrelationID, built)
+	r.log(eventlog.SourceRig, "dispatch_started", t.CorrelationID, map[string]any{"tool": r.o.Tool.Name()})
+}
+
+// logReturned records how the tool's invocation ended.
+func (r *runner) logReturned(id string, tr toolRun) {
+	returned := map[string]any{"duration_ms": tr.duration.Milliseconds(), "hung": tr.hung, "stdout_bytes": tr.stdoutBytes}
+	if tr.exit != nil {
+		returned["exit_code"], returned["pid"] = tr.exit.ExitCode, tr.exit.PID
+		if tr.exit.Signal != "" {
+			returned["signal"] = tr.exit.Signal
+		}
+	}
+	r.log(eventlog.SourceTool, "tool_returned", id, returned)
+}
+
+// caseSecrets is what must not leak in this case: the run's secrets and, for
+// a case with a key of its own, that key's.
+func (r *runner) caseSecrets(t tool.Target) []secret.Secret {
 	secrets := r.secrets
 	if t.Identity != r.env.Identity() {
-		// The case's own key is as secret as the run's.
 		if own, err := secret.OfKeyFile(t.Identity); err == nil {
-			secrets = append(append([]verdict.Secret(nil), secrets...), own...)
+			secrets = append(append([]secret.Secret(nil), secrets...), own...)
 			if r.o.Out != nil {
 				r.o.Out.addSecrets(own)
 			}
 		}
 	}
+	return secrets
+}
+
+// logEvidence records the cut, the probe's truth and what the tool printed.
+func (r *runner) logEvidence(c Case, id string, ev *engine.Evidence, tr toolRun) {
 	if ev.Cut != nil {
 		r.log(eventlog.SourceRig, "cut", id, map[string]any{"moment": ev.Cut.Moment.String(), "cut": cutName(c), "conn": ev.Cut.Conn,
 			"latency_us": ev.Cut.Latency.Microseconds(), "landed": ev.Landed, "not_landed": ev.NotLanded})
@@ -400,6 +438,13 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		observed["ok"], observed["category"], observed["retry"], observed["correlation_id"] = rr.OK, string(rr.Category), string(rr.Retry), rr.CorrelationID
 	}
 	r.log(eventlog.SourceRig, "result", id, observed)
+}
+
+// verdictInput gathers the evidence the verdict judges: what the tool
+// printed and how it ended, and what the server's events say.
+func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evidence, secrets []secret.Secret) verdict.Input {
+	id := t.CorrelationID
+	knowledge := fault.KnowledgeAt(c.Moment, c.Cut)
 	evs := evidence.Of(ev.Events, id)
 	in := verdict.Input{
 		Moment:            c.Moment,
@@ -452,17 +497,24 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		truth := ev.Truth
 		in.Truth = &truth
 	}
+	return in
+}
+
+// judge puts the verdict on in into cr, with nothing secret in it, and logs it.
+func (r *runner) judge(cr *CaseReport, in verdict.Input, ev *engine.Evidence, secrets []secret.Secret) {
 	v := verdict.Judge(in)
 	if in.Delivered != nil {
-		cat, retry := verdict.Honest(knowledge, in.Delivered)
+		cat, retry := verdict.Honest(fault.KnowledgeAt(in.Moment, in.Cut), in.Delivered)
 		cr.Expected = Expected{Category: cat, Retry: retry}
 	}
 	// The report never carries key material, even when the tool printed it.
 	cr.Verdict, cr.Grade, cr.Steps = Verdict(v.Status), Grade(v.Grade), v.Path
+	rules := []string{}
 	for _, x := range v.Violations {
 		// Details quote what the tool printed (an id, a parse error).
 		cr.Violations = append(cr.Violations, Violation{Assertion: x.Assertion, Rule: x.Rule,
 			Detail: string(secret.Redact([]byte(x.Detail), secrets))})
+		rules = append(rules, x.Assertion+"/"+x.Rule)
 	}
 	cr.Reported = redactResult(v.Reported, secrets)
 	cr.ParseError = string(secret.Redact([]byte(v.ParseError), secrets))
@@ -473,20 +525,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		cr.Reason = v.Reason
 	}
 	cr.Truth = truthReport(ev.Truth, ev.ProbeErr == "")
-	rules := []string{}
-	for _, x := range v.Violations {
-		rules = append(rules, x.Assertion+"/"+x.Rule)
-	}
-	r.log(eventlog.SourceRig, "verdict", id, map[string]any{"verdict": string(v.Status), "grade": string(v.Grade), "violations": rules})
-	cr.DurationMS = time.Since(start).Milliseconds()
-	cr.ToolMS = tr.duration.Milliseconds()
-	if ev.Cut != nil {
-		cr.CutLatencyUS = ev.Cut.Latency.Microseconds()
-	}
-	if r.o.Out != nil {
-		cr.Transcript = r.o.Out.writeTranscript(c, cr, t, tr, ev, secrets)
-	}
-	return cr
+	r.log(eventlog.SourceRig, "verdict", in.CorrelationID, map[string]any{"verdict": string(v.Status), "grade": string(v.Grade), "violations": rules})
 }
 
 // cutName is the case's cut as reports name it; "" where nothing is cut.

@@ -14,7 +14,6 @@ import (
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/secret"
-	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -40,7 +39,7 @@ type RunDir struct {
 	mu      sync.Mutex
 	cases   map[string]string          // correlation id -> case id
 	logged  map[string]map[string]bool // correlation id -> events written
-	secrets []verdict.Secret
+	secrets []secret.Secret
 	err     error
 }
 
@@ -73,7 +72,7 @@ func CreateRunDir(path string) (*RunDir, error) {
 }
 
 // addSecrets adds things the log must never contain.
-func (d *RunDir) addSecrets(s []verdict.Secret) {
+func (d *RunDir) addSecrets(s []secret.Secret) {
 	d.mu.Lock()
 	d.secrets = append(d.secrets, s...)
 	d.mu.Unlock()
@@ -182,7 +181,7 @@ type transcriptTarget struct {
 
 // writeTranscript writes the case's transcript and returns its path relative
 // to the run directory. Secrets the tool printed are redacted.
-func (d *RunDir) writeTranscript(c Case, cr CaseReport, t tool.Target, tr toolRun, ev *engine.Evidence, secrets []verdict.Secret) string {
+func (d *RunDir) writeTranscript(c Case, cr CaseReport, t tool.Target, tr toolRun, ev *engine.Evidence, secrets []secret.Secret) string {
 	tx := transcript{
 		Case:    c.ID,
 		Verdict: cr.Verdict,

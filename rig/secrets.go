@@ -2,12 +2,11 @@ package rig
 
 import (
 	"github.com/sshrig/sshrig/internal/secret"
-	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/result"
 )
 
 // redactResult returns a copy of r with secrets removed from its strings.
-func redactResult(r *result.Result, secrets []verdict.Secret) *result.Result {
+func redactResult(r *result.Result, secrets []secret.Secret) *result.Result {
 	if r == nil {
 		return nil
 	}

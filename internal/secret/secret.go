@@ -6,9 +6,16 @@ import (
 	"encoding/pem"
 	"os"
 	"strings"
-
-	"github.com/sshrig/sshrig/internal/verdict"
 )
+
+// Secret is something that must never appear in what the tool printed.
+type Secret struct {
+	Name string // e.g. "private key (PEM)"
+	Data []byte
+	// ResultOnly: only its appearance on stdout (the result the agent reads)
+	// is a leak, e.g. the identity file's path, which diagnostics may name.
+	ResultOnly bool
+}
 
 // minLine is the shortest base64 line of a key body treated as a secret on
 // its own: any full line that long is unique to the key, a shorter tail line
@@ -18,15 +25,15 @@ const minLine = 40
 // OfKeyFile returns every form of the private key in path that a program
 // might print: the PEM text, its JSON-escaped form (a program that prints
 // JSON escapes the newlines), the base64 body joined and each full line of it.
-func OfKeyFile(path string) ([]verdict.Secret, error) {
+func OfKeyFile(path string) ([]Secret, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	pemText := bytes.TrimSpace(raw)
-	secrets := []verdict.Secret{{Name: "private key (PEM)", Data: pemText}}
+	secrets := []Secret{{Name: "private key (PEM)", Data: pemText}}
 	if quoted, err := json.Marshal(string(pemText)); err == nil {
-		secrets = append(secrets, verdict.Secret{Name: "private key (PEM, JSON-escaped)", Data: quoted[1 : len(quoted)-1]})
+		secrets = append(secrets, Secret{Name: "private key (PEM, JSON-escaped)", Data: quoted[1 : len(quoted)-1]})
 	}
 	if block, _ := pem.Decode(raw); block == nil {
 		return secrets, nil
@@ -45,10 +52,10 @@ func OfKeyFile(path string) ([]verdict.Secret, error) {
 		}
 	}
 	if len(body) > 0 {
-		secrets = append(secrets, verdict.Secret{Name: "private key (base64 body)", Data: []byte(strings.Join(body, ""))})
+		secrets = append(secrets, Secret{Name: "private key (base64 body)", Data: []byte(strings.Join(body, ""))})
 		for _, line := range body {
 			if len(line) >= minLine {
-				secrets = append(secrets, verdict.Secret{Name: "private key (a base64 line)", Data: []byte(line)})
+				secrets = append(secrets, Secret{Name: "private key (a base64 line)", Data: []byte(line)})
 			}
 		}
 	}
@@ -58,12 +65,12 @@ func OfKeyFile(path string) ([]verdict.Secret, error) {
 // WithPath is OfKeyFile plus the key file's path, as a secret of results
 // only: on the stdout an agent reads, a path to a readable key exposes the
 // key, while in a transcript the path is ordinary.
-func WithPath(path string) ([]verdict.Secret, error) {
+func WithPath(path string) ([]Secret, error) {
 	s, err := OfKeyFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return append(s, verdict.Secret{Name: "identity file's path", Data: []byte(path), ResultOnly: true}), nil
+	return append(s, Secret{Name: "identity file's path", Data: []byte(path), ResultOnly: true}), nil
 }
 
 // Redact replaces every secret in b with a marker naming it, and then every
@@ -71,7 +78,7 @@ func WithPath(path string) ([]verdict.Secret, error) {
 // that occurs inside a secret, as text cut at a buffer's edge or quoted short
 // in an error message leaves it. The marker has no quote or backslash, so
 // redacting a JSON document keeps it valid JSON.
-func Redact(b []byte, secrets []verdict.Secret) []byte {
+func Redact(b []byte, secrets []Secret) []byte {
 	for _, s := range secrets {
 		if len(s.Data) > 0 && bytes.Contains(b, s.Data) {
 			b = bytes.ReplaceAll(b, s.Data, []byte("[REDACTED: "+s.Name+"]"))
@@ -90,7 +97,7 @@ func isBase64(c byte) bool {
 
 // redactFragments replaces each run of base64 characters that is a fragment
 // of a key secret (not a ResultOnly one, such as a path).
-func redactFragments(b []byte, secrets []verdict.Secret) []byte {
+func redactFragments(b []byte, secrets []Secret) []byte {
 	isFragment := func(tok []byte) (string, bool) {
 		for _, s := range secrets {
 			if !s.ResultOnly && len(s.Data) >= MinFragment && bytes.Contains(s.Data, tok) {
@@ -133,18 +140,18 @@ func redactFragments(b []byte, secrets []verdict.Secret) []byte {
 
 // ForJSON adds the JSON-escaped form of each secret whose escaping differs
 // from it, for redacting text that is already JSON.
-func ForJSON(secrets []verdict.Secret) []verdict.Secret {
-	out := append([]verdict.Secret(nil), secrets...)
+func ForJSON(secrets []Secret) []Secret {
+	out := append([]Secret(nil), secrets...)
 	for _, s := range secrets {
 		if q, err := json.Marshal(string(s.Data)); err == nil && len(q) > 2 && string(q[1:len(q)-1]) != string(s.Data) {
-			out = append(out, verdict.Secret{Name: s.Name, Data: q[1 : len(q)-1]})
+			out = append(out, Secret{Name: s.Name, Data: q[1 : len(q)-1]})
 		}
 	}
 	return out
 }
 
 // Found names the secrets that occur in b, once each.
-func Found(b []byte, secrets []verdict.Secret) []string {
+func Found(b []byte, secrets []Secret) []string {
 	var names []string
 	seen := map[string]bool{}
 	for _, s := range secrets {

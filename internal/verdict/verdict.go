@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
+	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
 )
@@ -80,15 +81,6 @@ type Expectation struct {
 	Retry    result.Retry
 }
 
-// Secret is something that must never appear in what the tool printed.
-type Secret struct {
-	Name string // e.g. "private key (PEM)"
-	Data []byte
-	// ResultOnly: only its appearance on stdout (the result the agent reads)
-	// is a leak, e.g. the identity file's path, which diagnostics may name.
-	ResultOnly bool
-}
-
 // Input is the evidence for one case run.
 type Input struct {
 	Moment fault.Moment
@@ -135,7 +127,7 @@ type Input struct {
 	// server rejected the same case's credential again.
 	CredentialRetries int
 
-	Secrets []Secret
+	Secrets []secret.Secret
 
 	// Log says what the run's event log holds for the correlation id, when
 	// the run keeps one (nil: no log, nothing to check).

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sshrig/sshrig/fault"
+	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
 )
@@ -126,13 +127,13 @@ func TestJudge(t *testing.T) {
 		{"wrong id", func(in *Input) { in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-2", false) }, Fail, RuleCorrelationID},
 		{"secret in stderr", func(in *Input) {
 			in.Stderr = []byte("key=SECRET")
-			in.Secrets = []Secret{{Name: "private key", Data: []byte("SECRET")}}
+			in.Secrets = []secret.Secret{{Name: "private key", Data: []byte("SECRET")}}
 		}, Fail, RuleSecret},
 		{"secret even when not landed", func(in *Input) {
 			in.Landed = false
 			in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-1", false)
 			in.Stderr = []byte("SECRET")
-			in.Secrets = []Secret{{Name: "private key", Data: []byte("SECRET")}}
+			in.Secrets = []secret.Secret{{Name: "private key", Data: []byte("SECRET")}}
 		}, Fail, RuleSecret},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,10 +164,10 @@ func TestJudge(t *testing.T) {
 func FuzzJudge(f *testing.F) {
 	f.Add(int(fault.Started), []byte(`{"ok":false,"category":"outcome_unknown","operation":"op","retry":"reconcile_first","correlation_id":"c-1"}`), true, true, 1, false, []byte(""))
 	f.Add(int(fault.None), []byte(`{"ok":true}`), true, false, 2, true, []byte("k"))
-	f.Fuzz(func(t *testing.T, moment int, stdout []byte, landed, truthOK bool, attempts int, hung bool, secret []byte) {
+	f.Fuzz(func(t *testing.T, moment int, stdout []byte, landed, truthOK bool, attempts int, hung bool, leak []byte) {
 		in := Input{Moment: fault.Moment(moment), CorrelationID: "c-1", Operation: "op", Stdout: stdout,
 			Landed: landed, Attempts: attempts, Hung: hung, Stderr: stdout,
-			Secrets: []Secret{{Name: "s", Data: secret}}}
+			Secrets: []secret.Secret{{Name: "s", Data: leak}}}
 		if truthOK {
 			in.Truth = completed(0)
 		} else {

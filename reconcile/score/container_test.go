@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -32,9 +31,9 @@ func containerLauncher(t *testing.T) *containers.Launcher {
 		unavailable("no static busybox for the image (apt-get install busybox-static): %v", err)
 	}
 	bin := filepath.Join(t.TempDir(), "sshrig")
-	gotool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if p, err := exec.LookPath("go"); err == nil {
-		gotool = p
+	gotool, err := exec.LookPath("go")
+	if err != nil {
+		unavailable("no go tool to build the server binary: %v", err)
 	}
 	// docs/containers.md: CGO_ENABLED=0 go build -o sshrig ./cmd/sshrig
 	build := exec.Command(gotool, "build", "-o", bin, "./cmd/sshrig")

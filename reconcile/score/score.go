@@ -15,7 +15,6 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/secret"
-	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -257,7 +256,7 @@ type runner struct {
 	lastProbe probeCase
 	sub       *control.Subscription // the still-running state's events
 
-	secrets []verdict.Secret // the run's private key, in every printed form
+	secrets []secret.Secret // the run's private key, in every printed form
 }
 
 // transcript is transcripts/NN-STATE.json: everything about one state.
