@@ -130,13 +130,8 @@ type PreflightError struct {
 
 func (e *PreflightError) Error() string { return "preflight: " + e.Reason }
 
-// Run produces every state, runs the probe against each and scores it. It
-// returns an error only when the rig itself could not run (no server, a
-// failed preflight); states it could not produce are inconclusive rows.
-func Run(ctx context.Context, o Options) (*Report, error) {
-	if strings.TrimSpace(o.Probe) == "" {
-		return nil, errors.New("score: no probe command")
-	}
+// defaults fills what Options leaves out.
+func (o *Options) defaults() {
 	if o.Operation == nil {
 		op, _ := LookupOperation(DefaultOperation)
 		o.Operation = &op
@@ -156,6 +151,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Scenarios == nil {
 		o.Scenarios = reconcile.Scenarios()
 	}
+}
+
+// Run produces every state, runs the probe against each and scores it. It
+// returns an error only when the rig itself could not run (no server, a
+// failed preflight); states it could not produce are inconclusive rows.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	if strings.TrimSpace(o.Probe) == "" {
+		return nil, errors.New("score: no probe command")
+	}
+	o.defaults()
 	if !o.Remote {
 		// The probe runs through env(1) (see runLocal): a missing env is
 		// the rig's problem, better said now than as six crashes.
@@ -215,27 +220,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, &PreflightError{Reason: "the rig could not run the operation " + r.op.Name + " to completion: " + pre.NotProduced}
 	}
 
-	for i, s := range o.Scenarios {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("score: interrupted: %w", err)
-		}
-		row := r.produce(ctx, s, true)
-		if ctx.Err() != nil {
-			break // what the interruption did to the probe says nothing about it
-		}
-		r.redactRow(&row)
-		if o.WriteFile != nil {
-			row.Transcript = fmt.Sprintf("transcripts/%02d-%s.json", i+1, s)
-			r.writeTranscript(row)
-		}
-		rep.Rows = append(rep.Rows, row)
-		if row.Mark != reconcile.Inconclusive {
-			rep.Matrix.Add(s, row.Answer)
-		}
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "[%d/%d] %-18s %s\n", i+1, len(o.Scenarios), s, row.brief())
-		}
-	}
+	r.scoreAll(ctx, rep)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("score: interrupted: %w", err)
 	}
@@ -373,37 +358,10 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 	var pr *ProbeRun
 	var truth reconcile.Truth
 	if s == reconcile.StillRunning {
-		// The probe must run while the command does: wait until the work
-		// is under way (the command printed ReadyLine, which it does only
-		// after its start marker), run the probe, then establish the
-		// truth as it stands — Finish cannot, since it ends the case
-		// first, killing the command — and only then end the case.
-		actx, acancel := context.WithCancel(sctx)
-		ready := make(chan struct{})
-		done := make(chan Attempt, 1)
-		go func() { done <- attempt(actx, run, command, ready) }()
-		var early *Attempt
-		select {
-		case <-ready:
-		case a := <-done:
-			early = &a
-		case <-sctx.Done():
-		}
+		var a Attempt
 		var nowErr error
-		if early == nil && sctx.Err() == nil {
-			if probe {
-				p := r.probe(sctx, id, command)
-				pr = &p
-			}
-			truth, nowErr = r.truthNow(sctx, id)
-		}
-		ev, finishErr = run.Finish(sctx, 0)
-		acancel()
-		if early == nil {
-			a := <-done
-			early = &a
-		}
-		row.Attempts = append(row.Attempts, *early)
+		ev, finishErr, pr, truth, a, nowErr = r.whileRunning(sctx, run, id, command, probe)
+		row.Attempts = append(row.Attempts, a)
 		if nowErr != nil {
 			return notProduced("could not establish the truth while the command ran: " + nowErr.Error())
 		}
@@ -418,31 +376,8 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 		ev, finishErr = run.Finish(sctx, r.o.Settle)
 	}
 
-	if ev != nil {
-		r.tx.Events = ev.Events
-		r.tx.Ledger = ev.Ledger.Lines(id)
-	}
-	switch {
-	case ev == nil:
-		return notProduced("could not establish the truth: " + errText(finishErr))
-	case ev.ProbeErr != "":
-		return notProduced("could not read the ledger: " + ev.ProbeErr)
-	}
-	t := ev.Truth
-	if truth.ID != "" {
-		t = truth // still-running: the truth while the command ran
-	}
-	row.Truth = t.Report()
-	switch {
-	case !ev.Landed:
-		return notProduced("the cut did not land: " + ev.NotLanded)
-	case finishErr != nil:
-		return notProduced("could not end the case: " + finishErr.Error())
-	case s == reconcile.StillRunning && len(row.Attempts) > 0 && !strings.Contains(row.Attempts[0].Stdout, ReadyLine):
-		return notProduced(fmt.Sprintf("the command never said its work was under way (%q on stdout)", ReadyLine))
-	}
-	if err := s.Check(t); err != nil {
-		return notProduced(err.Error())
+	if why := r.established(&row, ev, finishErr, truth); why != "" {
+		return notProduced(why)
 	}
 	if !probe {
 		return row // produced; nothing to grade
@@ -451,6 +386,47 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 		p := r.probe(sctx, id, command)
 		pr = &p
 	}
+	return r.grade(row, pr)
+}
+
+// established reads the truth of the state row is producing from the case's
+// evidence (truth, for still-running, as it stood while the command ran),
+// puts it in row, and says why the state was not produced, or "".
+func (r *runner) established(row *Row, ev *engine.Evidence, finishErr error, truth reconcile.Truth) string {
+	if ev != nil {
+		r.tx.Events = ev.Events
+		r.tx.Ledger = ev.Ledger.Lines(row.CorrelationID)
+	}
+	switch {
+	case ev == nil:
+		return "could not establish the truth: " + errText(finishErr)
+	case ev.ProbeErr != "":
+		return "could not read the ledger: " + ev.ProbeErr
+	}
+	t := ev.Truth
+	if truth.ID != "" {
+		t = truth // still-running: the truth while the command ran
+	}
+	row.Truth = t.Report()
+	switch {
+	case !ev.Landed:
+		return "the cut did not land: " + ev.NotLanded
+	case finishErr != nil:
+		return "could not end the case: " + finishErr.Error()
+	case row.State == reconcile.StillRunning && len(row.Attempts) > 0 && !strings.Contains(row.Attempts[0].Stdout, ReadyLine):
+		return fmt.Sprintf("the command never said its work was under way (%q on stdout)", ReadyLine)
+	}
+	if err := row.State.Check(t); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// grade scores the probe's answer about the state row produced: findings on
+// what it printed and did, and its mark. Key material it printed is a finding
+// and is redacted first.
+func (r *runner) grade(row Row, pr *ProbeRun) Row {
+	s, id := row.State, row.CorrelationID
 	row.Probe = pr
 	if pr.RigErr != "" {
 		row.NotProduced = "the rig could not run the probe (the rig's fault, not the probe's): " + pr.RigErr
@@ -472,6 +448,66 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 	row.Answer = answer
 	row.Mark = reconcile.Grade(s, answer)
 	return row
+}
+
+// whileRunning produces the still-running state: the probe must run while
+// the command does. It waits until the work is under way (the command printed
+// ReadyLine, which it does only after its start marker), runs the probe, then
+// establishes the truth as it stands — Finish cannot, since it ends the case
+// first, killing the command — and only then ends the case.
+func (r *runner) whileRunning(sctx context.Context, run *engine.Run, id, command string, probe bool) (ev *engine.Evidence, finishErr error, pr *ProbeRun, truth reconcile.Truth, a Attempt, nowErr error) {
+	actx, acancel := context.WithCancel(sctx)
+	ready := make(chan struct{})
+	done := make(chan Attempt, 1)
+	go func() { done <- attempt(actx, run, command, ready) }()
+	var early *Attempt
+	select {
+	case <-ready:
+	case a := <-done:
+		early = &a
+	case <-sctx.Done():
+	}
+	if early == nil && sctx.Err() == nil {
+		if probe {
+			p := r.probe(sctx, id, command)
+			pr = &p
+		}
+		truth, nowErr = r.truthNow(sctx, id)
+	}
+	ev, finishErr = run.Finish(sctx, 0)
+	acancel()
+	if early == nil {
+		a = <-done
+	} else {
+		a = *early
+	}
+	return ev, finishErr, pr, truth, a, nowErr
+}
+
+// scoreAll produces each state in turn and grades the probe's answer about
+// it, adding the rows and the matrix to rep; it stops when ctx ends.
+func (r *runner) scoreAll(ctx context.Context, rep *Report) {
+	for i, s := range r.o.Scenarios {
+		if ctx.Err() != nil {
+			return
+		}
+		row := r.produce(ctx, s, true)
+		if ctx.Err() != nil {
+			break // what the interruption did to the probe says nothing about it
+		}
+		r.redactRow(&row)
+		if r.o.WriteFile != nil {
+			row.Transcript = fmt.Sprintf("transcripts/%02d-%s.json", i+1, s)
+			r.writeTranscript(row)
+		}
+		rep.Rows = append(rep.Rows, row)
+		if row.Mark != reconcile.Inconclusive {
+			rep.Matrix.Add(s, row.Answer)
+		}
+		if r.o.Progress != nil {
+			fmt.Fprintf(r.o.Progress, "[%d/%d] %-18s %s\n", i+1, len(r.o.Scenarios), s, row.brief())
+		}
+	}
 }
 
 // probeCase is what the probe's own case showed, for findings.
