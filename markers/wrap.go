@@ -134,6 +134,10 @@ func singleQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// Quote quotes s for a POSIX shell, as Wrap quotes the ledger's path: the
+// rig's one shell-quoting helper.
+func Quote(s string) string { return singleQuote(s) }
+
 // Unwrap recognises a script produced by [Wrap] and returns its parts. It
 // returns false for anything else, including scripts that differ from Wrap's
 // output only in whitespace. For every input Wrap accepts,

@@ -13,7 +13,7 @@ import (
 // ReadLedger reads the ledger at path over a fresh session of client, with
 // cat: it works against any SSH server.
 func ReadLedger(ctx context.Context, client *gossh.Client, path string) (*markers.Ledger, error) {
-	return readLedger(ctx, client, "cat -- "+shellQuote(path))
+	return readLedger(ctx, client, "cat -- "+markers.Quote(path))
 }
 
 // readLedger runs command on a fresh session and parses what it prints.
@@ -34,8 +34,4 @@ func readLedger(ctx context.Context, client *gossh.Client, command string) (*mar
 		return nil, fmt.Errorf("reconcile: read ledger: %v: %s", err, bytes.TrimSpace(errOut.Bytes()))
 	}
 	return markers.ParseBytes(out.Bytes()), nil
-}
-
-func shellQuote(s string) string {
-	return "'" + string(bytes.ReplaceAll([]byte(s), []byte("'"), []byte(`'\''`))) + "'"
 }

@@ -1,6 +1,10 @@
 package reconcile
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sshrig/sshrig/markers"
+)
 
 // RemoteCommand is the command line that runs probe on the target with
 // SSHRIG_CORRELATION_ID, SSHRIG_OPERATION and SSHRIG_LEDGER set (an SSH
@@ -16,5 +20,5 @@ func RemoteCommand(probe, shell, id, operation, ledger string) string {
 		shell = "/bin/sh"
 	}
 	return fmt.Sprintf("SSHRIG_CORRELATION_ID=%s SSHRIG_OPERATION=%s SSHRIG_LEDGER=%s; export SSHRIG_CORRELATION_ID SSHRIG_OPERATION SSHRIG_LEDGER; exec %s -c %s",
-		shellQuote(id), shellQuote(operation), shellQuote(ledger), shellQuote(shell), shellQuote(probe))
+		markers.Quote(id), markers.Quote(operation), markers.Quote(ledger), markers.Quote(shell), markers.Quote(probe))
 }

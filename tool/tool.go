@@ -10,6 +10,28 @@ import (
 	"time"
 )
 
+// The environment variables an external tool reads its Target from
+// (docs/tool-contract.md); Environ writes them and FromEnv reads them.
+const (
+	EnvAddr          = "SSHRIG_ADDR"
+	EnvHost          = "SSHRIG_HOST"
+	EnvPort          = "SSHRIG_PORT"
+	EnvUser          = "SSHRIG_USER"
+	EnvIdentity      = "SSHRIG_IDENTITY"
+	EnvCertificate   = "SSHRIG_CERTIFICATE"
+	EnvKnownHosts    = "SSHRIG_KNOWN_HOSTS"
+	EnvCorrelationID = "SSHRIG_CORRELATION_ID"
+	EnvOperation     = "SSHRIG_OPERATION"
+	EnvCommand       = "SSHRIG_COMMAND"
+	EnvDeadlineMS    = "SSHRIG_DEADLINE_MS"
+	EnvLookup        = "SSHRIG_LOOKUP_COMMAND"
+	EnvFollowUp      = "SSHRIG_FOLLOWUP_COMMAND"
+	EnvReconcile     = "SSHRIG_RECONCILE_COMMAND"
+	// EnvLedger is the ledger's path on the target, set for reconcile
+	// probes (docs/reconcile.md).
+	EnvLedger = "SSHRIG_LEDGER"
+)
+
 // Target is everything a tool needs for one attempt at one operation.
 type Target struct {
 	// Addr is "host:port" of the SSH server as the tool must dial it.
@@ -71,20 +93,20 @@ func (t Target) Port() int {
 // tool reads (docs/tool-contract.md).
 func (t Target) Environ() []string {
 	return []string{
-		"SSHRIG_ADDR=" + t.Addr,
-		"SSHRIG_HOST=" + t.Host(),
-		"SSHRIG_PORT=" + strconv.Itoa(t.Port()),
-		"SSHRIG_USER=" + t.User,
-		"SSHRIG_IDENTITY=" + t.Identity,
-		"SSHRIG_CERTIFICATE=" + t.Certificate,
-		"SSHRIG_KNOWN_HOSTS=" + t.KnownHosts,
-		"SSHRIG_CORRELATION_ID=" + t.CorrelationID,
-		"SSHRIG_OPERATION=" + t.Operation,
-		"SSHRIG_COMMAND=" + t.Command,
-		"SSHRIG_DEADLINE_MS=" + strconv.FormatInt(t.Deadline.Milliseconds(), 10),
-		"SSHRIG_LOOKUP_COMMAND=" + t.Lookup,
-		"SSHRIG_FOLLOWUP_COMMAND=" + t.FollowUp,
-		"SSHRIG_RECONCILE_COMMAND=" + t.Reconcile,
+		EnvAddr + "=" + t.Addr,
+		EnvHost + "=" + t.Host(),
+		EnvPort + "=" + strconv.Itoa(t.Port()),
+		EnvUser + "=" + t.User,
+		EnvIdentity + "=" + t.Identity,
+		EnvCertificate + "=" + t.Certificate,
+		EnvKnownHosts + "=" + t.KnownHosts,
+		EnvCorrelationID + "=" + t.CorrelationID,
+		EnvOperation + "=" + t.Operation,
+		EnvCommand + "=" + t.Command,
+		EnvDeadlineMS + "=" + strconv.FormatInt(t.Deadline.Milliseconds(), 10),
+		EnvLookup + "=" + t.Lookup,
+		EnvFollowUp + "=" + t.FollowUp,
+		EnvReconcile + "=" + t.Reconcile,
 	}
 }
 
@@ -114,30 +136,33 @@ func FromEnv(getenv func(string) string) (Target, error) {
 		return v
 	}
 	t := Target{
-		Addr:          get("SSHRIG_ADDR"),
-		User:          get("SSHRIG_USER"),
-		Identity:      get("SSHRIG_IDENTITY"),
-		KnownHosts:    get("SSHRIG_KNOWN_HOSTS"),
-		CorrelationID: get("SSHRIG_CORRELATION_ID"),
-		Operation:     get("SSHRIG_OPERATION"),
-		Command:       get("SSHRIG_COMMAND"),
+		Addr:          get(EnvAddr),
+		User:          get(EnvUser),
+		Identity:      get(EnvIdentity),
+		KnownHosts:    get(EnvKnownHosts),
+		CorrelationID: get(EnvCorrelationID),
+		Operation:     get(EnvOperation),
+		Command:       get(EnvCommand),
 	}
 	// Optional: set only where they apply.
-	t.Certificate = getenv("SSHRIG_CERTIFICATE")
-	t.Lookup = getenv("SSHRIG_LOOKUP_COMMAND")
-	t.FollowUp = getenv("SSHRIG_FOLLOWUP_COMMAND")
-	t.Reconcile = getenv("SSHRIG_RECONCILE_COMMAND")
-	ms := get("SSHRIG_DEADLINE_MS")
+	t.Certificate = getenv(EnvCertificate)
+	t.Lookup = getenv(EnvLookup)
+	t.FollowUp = getenv(EnvFollowUp)
+	t.Reconcile = getenv(EnvReconcile)
+	ms := get(EnvDeadlineMS)
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if ms != "" && err == nil && n > 0 {
+		t.Deadline = time.Duration(n) * time.Millisecond
+	}
 	if len(missing) > 0 {
+		// t holds what was there, for a caller that fills the rest.
 		return t, fmt.Errorf("tool: missing %s", strings.Join(missing, ", "))
 	}
-	n, err := strconv.ParseInt(ms, 10, 64)
-	if err != nil || n <= 0 {
-		return t, fmt.Errorf("tool: SSHRIG_DEADLINE_MS=%q is not a positive number of milliseconds", ms)
+	if t.Deadline == 0 {
+		return t, fmt.Errorf("tool: "+EnvDeadlineMS+"=%q is not a positive number of milliseconds", ms)
 	}
-	t.Deadline = time.Duration(n) * time.Millisecond
 	if _, _, err := net.SplitHostPort(t.Addr); err != nil {
-		return t, fmt.Errorf("tool: SSHRIG_ADDR=%q: %v", t.Addr, err)
+		return t, fmt.Errorf("tool: "+EnvAddr+"=%q: %v", t.Addr, err)
 	}
 	return t, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,20 +50,28 @@ Exit codes: 0 the command succeeded, 1 any other result (see its category),
 			return nil
 		},
 	}
-	env := func(name string) string { return os.Getenv(name) }
-	envMS := func() time.Duration {
-		n, _ := strconv.ParseInt(os.Getenv("SSHRIG_DEADLINE_MS"), 10, 64)
-		return time.Duration(n) * time.Millisecond
-	}
+	// The rig passes a case in SSHRIG_* variables; flags override them, and
+	// checkTarget names whatever neither gave.
+	t, _ = tool.FromEnv(os.Getenv)
 	f := cmd.Flags()
-	f.StringVar(&t.Addr, "addr", env("SSHRIG_ADDR"), "host:port of the SSH server ($SSHRIG_ADDR)")
-	f.StringVar(&t.User, "user", env("SSHRIG_USER"), "user name ($SSHRIG_USER)")
-	f.StringVar(&t.Identity, "identity", env("SSHRIG_IDENTITY"), "private key file ($SSHRIG_IDENTITY)")
-	f.StringVar(&t.KnownHosts, "known-hosts", env("SSHRIG_KNOWN_HOSTS"), "known_hosts file pinning the host key ($SSHRIG_KNOWN_HOSTS)")
-	f.StringVar(&t.CorrelationID, "correlation-id", env("SSHRIG_CORRELATION_ID"), "id echoed in the result ($SSHRIG_CORRELATION_ID)")
-	f.StringVar(&t.Operation, "operation", env("SSHRIG_OPERATION"), "operation name echoed in the result ($SSHRIG_OPERATION)")
-	f.StringVar(&t.Command, "command", env("SSHRIG_COMMAND"), "remote command ($SSHRIG_COMMAND)")
-	f.DurationVar(&deadline, "deadline", envMS(), "budget for the whole attempt ($SSHRIG_DEADLINE_MS)")
+	for _, fl := range []struct {
+		p         *string
+		name, env string
+		usage     string
+	}{
+		{&t.Addr, "addr", tool.EnvAddr, "host:port of the SSH server"},
+		{&t.User, "user", tool.EnvUser, "user name"},
+		{&t.Identity, "identity", tool.EnvIdentity, "private key file"},
+		{&t.Certificate, "certificate", tool.EnvCertificate, "OpenSSH user certificate for the identity, if any"},
+		{&t.KnownHosts, "known-hosts", tool.EnvKnownHosts, "known_hosts file pinning the host key"},
+		{&t.CorrelationID, "correlation-id", tool.EnvCorrelationID, "id echoed in the result"},
+		{&t.Operation, "operation", tool.EnvOperation, "operation name echoed in the result"},
+		{&t.Command, "command", tool.EnvCommand, "remote command"},
+		{&t.Reconcile, "reconcile-command", tool.EnvReconcile, "reconcile probe to run after an unknown outcome, if any"},
+	} {
+		f.StringVar(fl.p, fl.name, *fl.p, fl.usage+" ($"+fl.env+")")
+	}
+	f.DurationVar(&deadline, "deadline", t.Deadline, "budget for the whole attempt ($"+tool.EnvDeadlineMS+")")
 	f.BoolVar(&show, "show-deadlines", false, "print the per-phase deadlines derived from the budget on stderr")
 	return cmd
 }

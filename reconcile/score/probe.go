@@ -12,6 +12,7 @@ import (
 	"github.com/sshrig/sshrig/internal/capbuf"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -116,7 +117,7 @@ func sweepCommand(pgids []int) string {
 	for _, g := range pgids {
 		list = append(list, fmt.Sprint(g))
 	}
-	return "pids=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v groups=" + shellQuote(strings.Join(list, " ")) + ` '
+	return "pids=$(cat /proc/[0-9]*/stat 2>/dev/null | awk -v groups=" + markers.Quote(strings.Join(list, " ")) + ` '
 BEGIN { n = split(groups, g, " "); for (i = 1; i <= n; i++) want[g[i]] = 1 }
 { pid = $1; sub(/^.*\) /, ""); if (($3 in want) && $1 != "Z") print pid }')
 [ -z "$pids" ] || kill -9 $pids 2>/dev/null
@@ -220,8 +221,4 @@ func stderrNote(stderr string) string {
 		last = strings.ToValidUTF8(last[:200], "") + "..." // no rune cut in half
 	}
 	return "; its stderr ends: " + last
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
