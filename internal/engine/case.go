@@ -20,6 +20,7 @@ import (
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/cutter"
+	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/sockowner"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/reconcile"
@@ -548,7 +549,7 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	ev.Events = append([]control.Event(nil), r.events...)
 	ev.Cut = r.cut
 	r.mu.Unlock()
-	ev.Truth = reconcile.Derive(r.spec.ID, ledger, Processes(ev.Events, r.spec.ID))
+	ev.Truth = reconcile.Derive(r.spec.ID, ledger, evidence.Of(ev.Events, r.spec.ID).Processes())
 	if ev.OutOfBand != nil {
 		if diff := compareLedgers(r.spec.ID, ledger, ev.OutOfBand); diff != "" {
 			ev.Truth.Disagreement = joinReasons(ev.Truth.Disagreement, diff)
@@ -563,7 +564,7 @@ func (r *Run) waitSettled(ctx context.Context, settle time.Duration) bool {
 	defer t.Stop()
 	for {
 		r.mu.Lock()
-		ok := settled(r.events)
+		ok := evidence.Settled(r.events)
 		r.mu.Unlock()
 		if ok {
 			return true
@@ -576,25 +577,6 @@ func (r *Run) waitSettled(ctx context.Context, settle time.Duration) bool {
 			return false
 		}
 	}
-}
-
-// settled: every exec request the server received is finished and every
-// process it spawned has exited.
-func settled(events []control.Event) bool {
-	execs, procs := 0, 0
-	for _, e := range events {
-		switch e.Kind {
-		case control.ExecReceived:
-			execs++
-		case control.ExecFinished:
-			execs--
-		case control.ProcSpawned:
-			procs++
-		case control.ProcExited:
-			procs--
-		}
-	}
-	return execs == 0 && procs == 0
 }
 
 // end asks the server to end the case and waits until it reports it ended.
@@ -647,10 +629,8 @@ func (r *Run) judgeLanding(ev *Evidence) (bool, string) {
 	case fault.None:
 		return true, ""
 	case fault.Refuse:
-		for _, e := range ev.Events {
-			if e.Kind == control.ConnAccepted {
-				return false, "a connection reached the server although nothing should accept it"
-			}
+		if evidence.Connected(ev.Events) {
+			return false, "a connection reached the server although nothing should accept it"
 		}
 		return true, ""
 	}
@@ -668,40 +648,6 @@ func (r *Run) judgeLanding(ev *Evidence) (bool, string) {
 		return false, fmt.Sprintf("the server did not see its transport drop within %s of the cut", r.env.opts.LossTimeout)
 	}
 	return true, ""
-}
-
-// Processes extracts, from a case's events, the processes the server ran for
-// marker id: the server's own evidence for reconcile.Derive.
-func Processes(events []control.Event, id string) []reconcile.Process {
-	type key struct{ conn, session int }
-	marker := map[key]string{}
-	var order []int
-	procs := map[int]*reconcile.Process{}
-	for _, e := range events {
-		k := key{e.Conn, e.Session}
-		switch e.Kind {
-		case control.ExecReceived:
-			marker[k] = e.MarkerID
-		case control.ProcSpawned:
-			if marker[k] == id {
-				procs[e.PID] = &reconcile.Process{PID: e.PID}
-				order = append(order, e.PID)
-			}
-		case control.ProcStartGate:
-			if p := procs[e.PID]; p != nil {
-				p.ReachedStart = true
-			}
-		case control.ProcExited:
-			if p := procs[e.PID]; p != nil {
-				p.Exited, p.ExitCode, p.Signal = true, e.ExitCode, e.Signal
-			}
-		}
-	}
-	out := make([]reconcile.Process, 0, len(order))
-	for _, pid := range order {
-		out = append(out, *procs[pid])
-	}
-	return out
 }
 
 // DialTool connects an in-process SSH client to the case the way a tool would,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/reconcile"
 )
 
 // Case is the server's events of one case, read for the marker id the
@@ -251,4 +252,90 @@ func (c Case) Delivered() *verdict.Delivered {
 		}
 	}
 	return nil
+}
+
+// Settled reports whether every exec request the server received is
+// finished and every process it spawned has exited.
+func Settled(events []control.Event) bool {
+	execs, procs := 0, 0
+	for _, e := range events {
+		switch e.Kind {
+		case control.ExecReceived:
+			execs++
+		case control.ExecFinished:
+			execs--
+		case control.ProcSpawned:
+			procs++
+		case control.ProcExited:
+			procs--
+		}
+	}
+	return execs == 0 && procs == 0
+}
+
+// Connected reports whether any connection reached the server (with a valid
+// preamble).
+func Connected(events []control.Event) bool {
+	for _, e := range events {
+		if e.Kind == control.ConnAccepted {
+			return true
+		}
+	}
+	return false
+}
+
+// ProcessGroups lists the process groups the server spawned, in order.
+func ProcessGroups(events []control.Event) []int {
+	var pgids []int
+	for _, e := range events {
+		if e.Kind == control.ProcSpawned {
+			pgids = append(pgids, e.PID)
+		}
+	}
+	return pgids
+}
+
+// Received counts the exec requests carrying the case's markers that the
+// server received (refused ones included: they arrived).
+func (c Case) Received() int {
+	n := 0
+	for _, e := range c.events {
+		if e.Kind == control.ExecReceived && e.MarkerID == c.id {
+			n++
+		}
+	}
+	return n
+}
+
+// Processes lists the processes the server ran for the case's markers, in
+// spawn order: the server's own evidence for reconcile.Derive.
+func (c Case) Processes() []reconcile.Process {
+	marker := map[Session]string{}
+	var order []int
+	procs := map[int]*reconcile.Process{}
+	for _, e := range c.events {
+		k := SessionOf(e)
+		switch e.Kind {
+		case control.ExecReceived:
+			marker[k] = e.MarkerID
+		case control.ProcSpawned:
+			if marker[k] == c.id {
+				procs[e.PID] = &reconcile.Process{PID: e.PID}
+				order = append(order, e.PID)
+			}
+		case control.ProcStartGate:
+			if p := procs[e.PID]; p != nil {
+				p.ReachedStart = true
+			}
+		case control.ProcExited:
+			if p := procs[e.PID]; p != nil {
+				p.Exited, p.ExitCode, p.Signal = true, e.ExitCode, e.Signal
+			}
+		}
+	}
+	out := make([]reconcile.Process, 0, len(order))
+	for _, pid := range order {
+		out = append(out, *procs[pid])
+	}
+	return out
 }

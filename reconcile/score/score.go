@@ -14,6 +14,7 @@ import (
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/tool"
@@ -563,13 +564,7 @@ func (r *runner) probe(ctx context.Context, id, command string) ProbeRun {
 	r.lastProbe = probeCase{events: ev.Events, settled: ev.Settled}
 	// A command that ended can leave processes of its group behind (a
 	// background job): find and kill them on the target too.
-	var pgids []int
-	for _, e := range ev.Events {
-		if e.Kind == control.ProcSpawned {
-			pgids = append(pgids, e.PID)
-		}
-	}
-	if len(pgids) > 0 {
+	if pgids := evidence.ProcessGroups(ev.Events); len(pgids) > 0 {
 		out, err := r.onTarget(fctx, sweepCommand(pgids))
 		if err != nil {
 			r.lastProbe.sweepErr = err.Error()
@@ -615,13 +610,7 @@ func (r *runner) where() string {
 // probeCaseFindings judges what the probe did on the target.
 func (r *runner) probeCaseFindings(id string, pr *ProbeRun) []Finding {
 	var out []Finding
-	reran := 0
-	for _, e := range r.lastProbe.events {
-		if e.Kind == control.ExecReceived && e.MarkerID == id {
-			reran++
-		}
-	}
-	if reran > 0 {
+	if reran := evidence.Of(r.lastProbe.events, id).Received(); reran > 0 {
 		out = append(out, Finding{FindingReran, fmt.Sprintf("the probe sent the operation's command for %s to the target %d time(s); a probe inspects, it never runs the operation", id, reran)})
 	}
 	if !r.lastProbe.settled && !pr.Hung {
@@ -669,7 +658,7 @@ func (r *runner) truthNow(ctx context.Context, id string) (reconcile.Truth, erro
 	case ev.ProbeErr != "":
 		return reconcile.Truth{}, fmt.Errorf("read the ledger: %s", ev.ProbeErr)
 	}
-	return reconcile.Derive(id, ev.Ledger, engine.Processes(events, id)), nil
+	return reconcile.Derive(id, ev.Ledger, evidence.Of(events, id).Processes()), nil
 }
 
 // onTarget runs command on the target, outside any state: over a case of its

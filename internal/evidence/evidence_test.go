@@ -1,0 +1,49 @@
+package evidence
+
+import (
+	"testing"
+
+	"github.com/sshrig/sshrig/internal/control"
+)
+
+func exitEv(conn, session, code int) control.Event {
+	return control.Event{Kind: control.ExitSent, Conn: conn, Session: session, ExitCode: &code}
+}
+
+// The workload's result is the exit status on its own session, whatever the
+// tool ran before or after it.
+func TestDeliveredIsTheWorkloads(t *testing.T) {
+	const id = "c-1"
+	events := []control.Event{
+		{Kind: control.ExecReceived, Conn: 1, Session: 1}, // uname -s
+		exitEv(1, 1, 0),
+		{Kind: control.ExecReceived, Conn: 2, Session: 1, MarkerID: id}, // the workload
+		exitEv(2, 1, 3),
+		{Kind: control.ExecReceived, Conn: 3, Session: 1}, // cleanup
+		exitEv(3, 1, 0),
+	}
+	d := Of(events, id).Delivered()
+	if d == nil || d.ExitCode != 3 {
+		t.Fatalf("Delivered() = %+v, want exit code 3", d)
+	}
+	if d := Of(events[:2], id).Delivered(); d != nil {
+		t.Errorf("no workload: Delivered() = %+v, want nil", d)
+	}
+	if got := Of(events, id).Attempts(); got != 1 {
+		t.Errorf("Attempts() = %d, want 1", got)
+	}
+}
+
+func TestSettled(t *testing.T) {
+	running := []control.Event{{Kind: control.ExecReceived}, {Kind: control.ProcSpawned, PID: 7}}
+	if Settled(running) {
+		t.Error("a running command counts as settled")
+	}
+	done := append(running, control.Event{Kind: control.ProcExited, PID: 7}, control.Event{Kind: control.ExecFinished})
+	if !Settled(done) {
+		t.Error("a finished command does not count as settled")
+	}
+	if got := ProcessGroups(done); len(got) != 1 || got[0] != 7 {
+		t.Errorf("ProcessGroups() = %v, want [7]", got)
+	}
+}
