@@ -315,8 +315,9 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	id := r.env.NewID()
 	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment, Cut: cutName(c), Disposition: c.Disposition.String(),
 		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []Violation{}}
-	cat, retry := verdict.Honest(fault.KnowledgeAt(c.Moment, c.Cut), &verdict.Delivered{ExitCode: c.ExitCode})
-	cr.Expected = Expected{Category: cat, Retry: retry}
+	// What a case that never reaches its verdict would have called for.
+	e := verdict.Expected(verdict.Input{Moment: c.Moment, Cut: c.Cut, Expect: c.Expectation(), ExitCode: c.ExitCode})
+	cr.Expected = Expected{Category: e.Category, Retry: e.Retry}
 	if ok, why := Applies(c, r.o.Tool); !ok {
 		cr.Verdict, cr.Reason = Skipped, why
 		return cr
@@ -364,8 +365,10 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	}
 
 	secrets := r.caseSecrets(t)
-	r.logEvidence(c, id, ev, tr)
+	read := verdict.ReadResult(tr.stdout, tr.stdoutBytes)
+	r.logEvidence(c, id, ev, read)
 	in := r.verdictInput(c, t, tr, ev, secrets)
+	in.Read = &read
 	r.judge(&cr, in, ev, secrets)
 	cr.DurationMS = time.Since(start).Milliseconds()
 	cr.ToolMS = tr.duration.Milliseconds()
@@ -417,7 +420,7 @@ func (r *runner) caseSecrets(t tool.Target) []secret.Secret {
 }
 
 // logEvidence records the cut, the probe's truth and what the tool printed.
-func (r *runner) logEvidence(c Case, id string, ev *engine.Evidence, tr toolRun) {
+func (r *runner) logEvidence(c Case, id string, ev *engine.Evidence, read verdict.Reading) {
 	if ev.Cut != nil {
 		r.log(eventlog.SourceRig, "cut", id, map[string]any{"moment": ev.Cut.Moment.String(), "cut": cutName(c), "conn": ev.Cut.Conn,
 			"latency_us": ev.Cut.Latency.Microseconds(), "landed": ev.Landed, "not_landed": ev.NotLanded})
@@ -432,9 +435,10 @@ func (r *runner) logEvidence(c Case, id string, ev *engine.Evidence, tr toolRun)
 	}
 	r.log(eventlog.SourceRig, "reconcile_probe", id, probe)
 	observed := map[string]any{}
-	if rr, perr := result.Parse(tr.stdout); perr != nil {
-		observed["parse_error"] = perr.Error()
+	if read.Err != nil {
+		observed["parse_error"] = read.Err.Error()
 	} else {
+		rr := read.Result
 		observed["ok"], observed["category"], observed["retry"], observed["correlation_id"] = rr.OK, string(rr.Category), string(rr.Retry), rr.CorrelationID
 	}
 	r.log(eventlog.SourceRig, "result", id, observed)
@@ -452,6 +456,7 @@ func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evid
 		Expect:            c.Expectation(),
 		CorrelationID:     id,
 		Operation:         c.Operation,
+		ExitCode:          c.ExitCode,
 		Stdout:            tr.stdout,
 		StdoutBytes:       tr.stdoutBytes,
 		Stderr:            tr.stderr,
@@ -503,10 +508,7 @@ func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evid
 // judge puts the verdict on in into cr, with nothing secret in it, and logs it.
 func (r *runner) judge(cr *CaseReport, in verdict.Input, ev *engine.Evidence, secrets []secret.Secret) {
 	v := verdict.Judge(in)
-	if in.Delivered != nil {
-		cat, retry := verdict.Honest(fault.KnowledgeAt(in.Moment, in.Cut), in.Delivered)
-		cr.Expected = Expected{Category: cat, Retry: retry}
-	}
+	cr.Expected = Expected{Category: v.Expected.Category, Retry: v.Expected.Retry}
 	// The report never carries key material, even when the tool printed it.
 	cr.Verdict, cr.Grade, cr.Steps = Verdict(v.Status), Grade(v.Grade), v.Path
 	rules := []string{}
@@ -518,9 +520,6 @@ func (r *runner) judge(cr *CaseReport, in verdict.Input, ev *engine.Evidence, se
 	}
 	cr.Reported = redactResult(v.Reported, secrets)
 	cr.ParseError = string(secret.Redact([]byte(v.ParseError), secrets))
-	if e := in.Expect; e != nil {
-		cr.Expected = Expected{Category: e.Category, Retry: e.Retry}
-	}
 	if v.Reason != "" {
 		cr.Reason = v.Reason
 	}

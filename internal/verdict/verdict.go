@@ -95,12 +95,18 @@ type Input struct {
 	Operation     string
 
 	// What the tool produced. StdoutBytes is how much it printed in all,
-	// when Stdout holds only the first part.
+	// when Stdout holds only the first part. Read, when not nil, is
+	// Stdout already read with ReadResult (the caller logged it); Judge
+	// reads it otherwise.
 	Stdout, Stderr []byte
 	StdoutBytes    int64
-	Duration       time.Duration
-	Budget         time.Duration // the deadline the tool was given
-	Hung           bool          // no return within Budget plus the rig's grace
+	Read           *Reading
+	// ExitCode is what the workload was made to exit with: the expected
+	// result, where one arrives, when the server's events show none.
+	ExitCode int
+	Duration time.Duration
+	Budget   time.Duration // the deadline the tool was given
+	Hung     bool          // no return within Budget plus the rig's grace
 	// LeftRunning lists processes the tool's program left running (or
 	// holding its output open) after it exited; the rig killed them.
 	LeftRunning []int
@@ -148,7 +154,9 @@ type LogRecord struct {
 
 // Verdict is the judgement of one case run.
 type Verdict struct {
-	Status     Status         `json:"verdict"`
+	Status Status `json:"verdict"`
+	// Expected is the honest category and retry the case called for.
+	Expected   Expectation    `json:"expected"`
 	Grade      Grade          `json:"grade,omitempty"`
 	Reported   *result.Result `json:"reported"`
 	ParseError string         `json:"parse_error,omitempty"`
@@ -190,16 +198,21 @@ func Judge(in Input) Verdict {
 		add(AssertNoBlind, RuleLeftRunning, "the tool exited but left %d process(es) of its group running or holding its output open (pids %v); the rig killed them", len(in.LeftRunning), in.LeftRunning)
 	}
 
-	r, err := result.Parse(in.Stdout)
-	if err != nil && in.StdoutBytes > int64(len(in.Stdout)) {
-		err = fmt.Errorf("%w: the tool printed %d bytes; a result is one object of at most %d", result.ErrTooLarge, in.StdoutBytes, result.MaxSize)
+	v.Expected = Expected(in)
+	read := in.Read
+	if read == nil {
+		rd := ReadResult(in.Stdout, in.StdoutBytes)
+		read = &rd
 	}
+	var r result.Result
+	err := read.Err
 	if err != nil {
 		if !in.Hung || len(bytes.TrimSpace(in.Stdout)) > 0 {
 			v.ParseError = err.Error()
 			add(AssertCategory, RuleMalformedResult, "%v", err)
 		}
 	} else {
+		r = *read.Result
 		v.Reported = &r
 	}
 
@@ -317,6 +330,41 @@ func Judge(in Input) Verdict {
 		v.Reason = strings.Join(unknown, "; ")
 	}
 	return v
+}
+
+// Reading is what a tool's stdout held: its result, or why it holds none.
+type Reading struct {
+	Result *result.Result
+	Err    error
+}
+
+// ReadResult reads a tool's stdout, of which total bytes were printed (more
+// than len(stdout) when only the first part was kept).
+func ReadResult(stdout []byte, total int64) Reading {
+	r, err := result.Parse(stdout)
+	if err != nil && total > int64(len(stdout)) {
+		err = fmt.Errorf("%w: the tool printed %d bytes; a result is one object of at most %d", result.ErrTooLarge, total, result.MaxSize)
+	}
+	if err != nil {
+		return Reading{Err: err}
+	}
+	return Reading{Result: &r}
+}
+
+// Expected is the category and retry an honest tool reports in the case in
+// describes: the case's own expectation, or what the caller could know at its
+// moment, with the result delivered to the workload (or, when the events
+// show none, the one it was made to exit with).
+func Expected(in Input) Expectation {
+	if in.Expect != nil {
+		return *in.Expect
+	}
+	d := in.Delivered
+	if d == nil {
+		d = &Delivered{ExitCode: in.ExitCode}
+	}
+	cat, retry := Honest(fault.KnowledgeAt(in.Moment, in.Cut), d)
+	return Expectation{Category: cat, Retry: retry}
 }
 
 // Honest returns the category and retry an honest tool reports at a moment
