@@ -7,5 +7,6 @@
 // implement Tool in-process; external programs in any language get the same
 // Target through SSHRIG_* environment variables (see Target.Environ and
 // docs/tool-contract.md); Go tools can implement Tool and be tested inside
-// `go test` with the harness in package rig.
+// `go test` with the harness in package sshrigtest (a Go function becomes a
+// Tool with sshrigtest.Func).
 package tool
