@@ -31,14 +31,13 @@ func IgnoresExitCode(ctx context.Context, t tool.Target) result.Result { return 
 
 // attempt is what one try established.
 type attempt struct {
-	sent     bool // the exec request may have reached the server
-	exited   bool // an exit status arrived
-	code     int
-	signal   string
-	stdout   []byte
-	refusal  result.Category // the server refused, and said so
-	err      error
-	deadline bool
+	sent    bool // the exec request may have reached the server
+	exited  bool // an exit status arrived
+	code    int
+	signal  string
+	stdout  []byte
+	refusal result.Category // the server refused, and said so
+	err     error
 }
 
 func run(ctx context.Context, t tool.Target, ignoreExitCode bool) result.Result {
