@@ -15,12 +15,14 @@
 // subshell so that its own exit, set -e or trailing comment cannot skip the
 // complete marker, and the script exits with the command's exit code. If the
 // start marker cannot be written the work does not run and the script exits
-// with [ExitNoLedger]. When SSHRIG_GATE is set to a non-empty value the script
-// stops itself (SIGSTOP) once after writing the start marker and once after
-// the work, before the complete marker; the rig's SSH server watches for those
-// stops with wait4(WUNTRACED) to learn exactly when each happened. Elsewhere
-// the gates do nothing. [Unwrap] recognises a script made by Wrap and
-// recovers its parts.
+// with [ExitNoLedger]. When SSHRIG_GATE names a FIFO the script, once after
+// writing the start marker and once after the work (before the complete
+// marker), writes a line naming the gate, its id and its pid to that FIFO and
+// waits for a line on a second FIFO (see [GateEnv]); the rig's SSH server
+// holds both ends, so it learns exactly when each gate was reached, by
+// whichever process of the tree it started, and decides when the script goes
+// on. Elsewhere the gates do nothing. [Unwrap] recognises a script made by
+// Wrap and recovers its parts.
 //
 // # Ledger grammar
 //

@@ -15,11 +15,29 @@ import (
 // from 128+n (killed by signal n).
 const ExitNoLedger = 125
 
-// GateEnv is the environment variable that turns on the wrapper's gates.
-// When it is set to a non-empty value, a wrapped script sends itself SIGSTOP
-// right after writing its start marker and again right after the work ends,
-// before writing its complete marker.
+// GateEnv is the environment variable that turns on the wrapper's gates. When
+// it names a FIFO, a wrapped script writes one line to it right after its
+// start marker ("start ID PID") and again right after the work ends, before
+// its complete marker ("done ID PID"), and each time waits until it reads a
+// line from the FIFO named by the same path plus [GateAckSuffix]. PID is the
+// pid of the shell running the script, the pid its markers carry.
+//
+// The gate is a conversation rather than a signal so that whoever holds the
+// FIFO sees it however deep in a process tree the script runs (a shell fed
+// on stdin, a file uploaded and run with sh), and so that nothing can resume
+// the script before the gate's reader has seen it. When the variable is
+// unset, empty or names anything but a FIFO, the gates do nothing.
 const GateEnv = "SSHRIG_GATE"
+
+// GateAckSuffix is appended to the gate FIFO's path to name the FIFO the
+// script reads its go-ahead from.
+const GateAckSuffix = ".go"
+
+// Gate lines, as a wrapped script writes them to the gate FIFO.
+const (
+	GateStart = "start" // after the start marker, before the work
+	GateDone  = "done"  // after the work, before the complete marker
+)
 
 // The fixed parts of a wrapped script. The command goes between scriptMiddle
 // and scriptEnd, on its own lines, inside a subshell: the command's own exit,
@@ -28,15 +46,14 @@ const GateEnv = "SSHRIG_GATE"
 // exit code, which the script passes on as its own.
 //
 // $$ is the pid of the shell running the script (in the subshell too), so
-// both markers carry the same pid, and the gates stop that shell, which is
-// the process the rig's server started and waits for.
+// both markers and both gate lines carry the same pid.
 const (
 	scriptMiddle = `printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }` + "\n" +
-		`[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$` + "\n" +
+		`[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }` + "\n" +
 		"(\n"
 	scriptEnd = "\n)\n" +
 		"sshrig_rc=$?\n" +
-		`[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$` + "\n" +
+		`[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }` + "\n" +
 		`printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"` + "\n" +
 		`exit "$sshrig_rc"` + "\n"
 	firstLinePrefix = "sshrig_id="
@@ -61,12 +78,12 @@ type Spec struct {
 //
 //	sshrig_id=ID sshrig_ledger='LEDGER'
 //	printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
-//	[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$
+//	[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 //	(
 //	COMMAND
 //	)
 //	sshrig_rc=$?
-//	[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$
+//	[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 //	printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"
 //	exit "$sshrig_rc"
 //

@@ -10,12 +10,12 @@ import (
 // with ID, LEDGER and COMMAND as placeholders.
 const briefShape = `sshrig_id=ID sshrig_ledger='LEDGER'
 printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
-[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$
+[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 (
 COMMAND
 )
 sshrig_rc=$?
-[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$
+[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"
 exit "$sshrig_rc"
 `
@@ -136,7 +136,7 @@ func TestUnwrapRejects(t *testing.T) {
 		{name: "stray quote in ledger", script: strings.Replace(good, `'/tmp/it'\''s'`, `'/tmp/it's'`, 1)},
 		{name: "double-quoted ledger", script: strings.Replace(good, `'/tmp/it'\''s'`, `"/tmp/x"`, 1)},
 		{name: "empty ledger", script: strings.Replace(good, `'/tmp/it'\''s'`, `''`, 1)},
-		{name: "gate removed", script: strings.Replace(good, `[ -z "${SSHRIG_GATE:-}" ] || kill -STOP $$`+"\n", "", 1)},
+		{name: "gate removed", script: strings.Replace(good, `[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }`+"\n", "", 1)},
 		{name: "different exit code", script: strings.Replace(good, "exit 125", "exit 1", 1)},
 		{name: "empty command", script: strings.Replace(good, "echo hi", "", 1)},
 		{name: "NUL in command", script: strings.Replace(good, "echo hi", "echo \x00", 1)},

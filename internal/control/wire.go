@@ -33,11 +33,35 @@ const (
 	ProcStopped    EventKind = "proc_stopped"    // the server stopped the process group for a hold
 	ProcResumed    EventKind = "proc_resumed"    // the server continued the process group
 	ProcKilled     EventKind = "proc_killed"     // the server sent SIGKILL to the group; Detail says why
+	ProcHungUp     EventKind = "proc_hangup"     // the server closed the command's terminal (the kernel sends SIGHUP); Detail says why
 	ProcExited     EventKind = "proc_exited"     // ExitCode, or Signal if killed by a signal
 	ExitSent       EventKind = "exit_sent"       // exit-status (or exit-signal) written to the channel
 	ExecFinished   EventKind = "exec_finished"   // the server is done with an exec request (every ExecReceived gets one)
 	CaseEnded      EventKind = "case_ended"      // the rig ended the case; everything of it is gone
 	ServerProblem  EventKind = "problem"         // something the rig should see; Detail says what
+
+	// RequestSeen records one step of the tool's SSH conversation, in the order
+	// the server received it: Request names it (see the Step* constants),
+	// Step numbers it within the case, Accepted says how the server answered,
+	// Detail carries what the step names (an env variable, a subsystem, a
+	// signal, an SFTP path). Session 0 is a connection-level request.
+	RequestSeen EventKind = "request"
+	// Workload marks the request whose process tree wrote the case's start
+	// marker: Ref is that request's event, Step its step, MarkerID the
+	// marker and MarkerPID the shell that wrote it (the process the server
+	// started, or any descendant of it).
+	Workload EventKind = "workload"
+)
+
+// Steps of a conversation, as Event.Request names them. Channel requests and
+// global requests keep their SSH names ("pty-req", "env", "exec", "shell",
+// "subsystem", "window-change", "signal", "keepalive@openssh.com", ...); the
+// rest are named here.
+const (
+	StepConnection = "connection" // a proxied connection named its case
+	StepSession    = "session"    // a session channel was opened
+	StepSFTPPrefix = "sftp-"      // an SFTP request: "sftp-open", "sftp-write", "sftp-close", "sftp-setstat", ...
+	StepGlobal     = "global:"    // prefix of a connection-level request's name, e.g. "global:keepalive@openssh.com"
 )
 
 // Event is one observation of the server, attributed to a case.
@@ -58,6 +82,12 @@ type Event struct {
 	ExitCode *int         `json:"exit_code,omitempty"`
 	Signal   string       `json:"signal,omitempty"`
 	Detail   string       `json:"detail,omitempty"`
+
+	// Conversation fields (Request and Workload events).
+	Request   string `json:"request,omitempty"`    // the step's name
+	Step      int    `json:"step,omitempty"`       // 1-based, per case, in arrival order
+	Accepted  *bool  `json:"accepted,omitempty"`   // how the server answered the request
+	MarkerPID int    `json:"marker_pid,omitempty"` // the pid in the start marker (ProcStartGate, ProcWorkDone, Workload)
 }
 
 // Arm tells the server where to hold for a case and what the command does when
@@ -68,6 +98,14 @@ type Arm struct {
 	// OutputBytes is N for the output moment: hold once N bytes of the
 	// command's stdout were written to the channel.
 	OutputBytes int64 `json:"output_bytes,omitempty"`
+	// WorkloadRequest, when > 0, says the workload is the case's Nth exec
+	// or shell request (1-based, counting both), as a preflight learned it:
+	// the exec moment holds there. When 0, the exec moment holds at the
+	// first exec request carrying a marker-wrapped command, or at the first
+	// shell request (whose commands arrive on stdin, unseen). The moments
+	// from started on always follow the request whose process tree passes
+	// the start gate.
+	WorkloadRequest int `json:"workload_request,omitempty"`
 }
 
 // Op names a request from the rig.
@@ -107,6 +145,9 @@ type Request struct {
 	// RejectSession: the server rejects session channels with SSH's
 	// resource-shortage reason (refused for load).
 	RejectSession bool `json:"reject_session,omitempty"`
+	// RefusePTY: the server refuses pty-req, as an sshd with PermitTTY no
+	// does (the session goes on without a terminal).
+	RefusePTY bool `json:"refuse_pty,omitempty"`
 	// Action is OpCredential's action: "expire" or "revoke".
 	Action string   `json:"action,omitempty"`
 	Keys   []string `json:"keys,omitempty"` // authorized_keys lines

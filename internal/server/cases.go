@@ -22,12 +22,17 @@ type caseState struct {
 	ca            gossh.PublicKey // user certificate authority, or nil
 	denyExec      bool
 	rejectSession bool
+	refusePTY     bool
 	revoked       atomic.Bool
 	clockOffset   atomic.Int64 // added to now when checking certificates (expire)
 
 	endOnce sync.Once
 	ended   chan struct{} // closed when teardown starts
 	work    *tracker      // the case's connection, channel and exec handlers
+
+	steps        atomic.Int64 // the conversation's steps so far
+	execs        atomic.Int64 // exec and shell requests so far
+	workloadSeen atomic.Bool  // a command of the case passed its start gate
 
 	mu          sync.Mutex
 	conns       map[int]*tconn
@@ -72,6 +77,12 @@ type hold struct {
 }
 
 func (h *hold) release() { h.once.Do(func() { close(h.ch) }) }
+
+// pass announces that connection tc reached moment m where the moment cannot
+// hold: a request or command that is not the case's workload.
+func (s *Server) pass(c *caseState, tc *tconn, sid int, m fault.Moment) {
+	s.emit(control.Event{Kind: control.MomentReached, Case: c.id, Conn: tc.n, Session: sid, Moment: m, Sent: tc.sent.Load()})
+}
 
 // reach announces that connection tc (and session sid, if any) reached moment m.
 // If m is the case's armed moment and this is its first occurrence, the server

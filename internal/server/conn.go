@@ -73,6 +73,7 @@ func (s *Server) handleRaw(raw net.Conn) {
 	}
 
 	s.emit(control.Event{Kind: control.ConnAccepted, Case: c.id, Conn: tc.n})
+	s.emitRequest(c, tc, 0, control.StepConnection, true, "")
 	s.reach(c, tc, 0, fault.Accept)
 	if c.isEnded() {
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -9,84 +10,154 @@ import (
 	"syscall"
 	"time"
 
-	gliderssh "github.com/gliderlabs/ssh"
+	"github.com/creack/pty"
+	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/markers"
 )
 
-// proc is one command: a /bin/sh process group leader and its pipes.
+// proc is one command: a /bin/sh process group leader, its gate and its
+// pipes, or its pseudo-terminal.
 type proc struct {
-	s       *Server
-	c       *caseState
-	tc      *tconn
-	sid     int
-	pid     int
-	wrapped bool // marker-wrapped: it stops itself at its two gates
+	s   *Server
+	c   *caseState
+	tc  *tconn
+	sid int
+	req *execRequest
+	pid int
 
+	gate *gate
+	// Without a terminal: the command's stdin, stdout and stderr pipes.
+	stdin          *os.File
 	stdout, stderr *os.File
-	statuses       chan syscall.WaitStatus // from the reaper; closed after exit
+	// With a terminal: the master, which the server owns. stdout reads it
+	// and stdin writes it.
+	master     *os.File
+	masterOnce sync.Once
+
+	statuses chan syscall.WaitStatus // from the reaper; closed after exit
+
+	// workload is set once this command's tree passed the case's first
+	// start gate.
+	workload  atomic.Bool
+	markerPID atomic.Int64 // the pid of the shell that passed the start gate
 
 	killOnce sync.Once
 	killed   atomic.Bool
 	reaped   atomic.Bool
+
+	stdinDone <-chan struct{} // set by run: closed when the stdin copier ended
 }
 
-// spawn starts cmd in its own process group with stdin from /dev/null.
-func (s *Server) spawn(c *caseState, tc *tconn, sid int, cmd string, wrapped bool) (*proc, error) {
-	devnull, err := os.Open(os.DevNull)
+// spawnSpec says what to start and how.
+type spawnSpec struct {
+	argv []string
+	env  []string // added to the server's environment
+	pty  *ptyRequest
+	// ignoreHUP: the command starts with SIGHUP ignored (survive under a
+	// terminal: the kernel's hangup must not end it).
+	ignoreHUP bool
+}
+
+// spawn starts a command in its own process group (under a terminal, its own
+// session with the terminal as its controlling terminal).
+func (s *Server) spawn(c *caseState, tc *tconn, sid int, req *execRequest, sp spawnSpec) (p *proc, err error) {
+	g, err := newGate(s.gates, s.gateN.Add(1))
 	if err != nil {
 		return nil, err
 	}
-	defer devnull.Close()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, err
+	var toClose, onFail []*os.File
+	defer func() {
+		for _, f := range toClose {
+			f.Close()
+		}
+		if err != nil {
+			for _, f := range onFail {
+				f.Close()
+			}
+			g.in.Close()
+			g.ack.Close()
+			g.remove()
+		}
+	}()
+	p = &proc{s: s, c: c, tc: tc, sid: sid, req: req, gate: g, statuses: make(chan syscall.WaitStatus, 8)}
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	var files []uintptr
+	if sp.pty != nil {
+		master, tty, err := pty.Open()
+		if err != nil {
+			return nil, fmt.Errorf("pty: %w", err)
+		}
+		toClose, onFail = append(toClose, tty), append(onFail, master)
+		if err := pty.Setsize(master, sp.pty.winsize()); err != nil {
+			return nil, fmt.Errorf("pty: %w", err)
+		}
+		p.master = master
+		files = []uintptr{tty.Fd(), tty.Fd(), tty.Fd()}
+		attr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	} else {
+		inR, inW, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		toClose, onFail = append(toClose, inR), append(onFail, inW)
+		outR, outW, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		toClose, onFail = append(toClose, outW), append(onFail, outR)
+		errR, errW, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		toClose, onFail = append(toClose, errW), append(onFail, errR)
+		p.stdin, p.stdout, p.stderr = inW, outR, errR
+		files = []uintptr{inR.Fd(), outW.Fd(), errW.Fd()}
 	}
-	defer outW.Close()
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		return nil, err
+	argv := sp.argv
+	if sp.ignoreHUP {
+		// Ignored signals stay ignored across exec, and a non-interactive
+		// shell cannot trap one that was ignored on entry.
+		argv = append([]string{argv[0], "-c", `trap '' HUP; exec "$0" "$@"`}, argv...)
 	}
-	defer errW.Close()
+	env := append(append(append([]string{}, s.env...), sp.env...), markers.GateEnv+"="+g.path)
 
 	// Hold the case's lock across the fork so teardown either sees this
 	// process or happens before it is forked.
 	c.mu.Lock()
 	if c.isEnded() {
 		c.mu.Unlock()
-		outR.Close()
-		errR.Close()
 		return nil, errors.New("case ended")
 	}
-	pid, err := syscall.ForkExec(s.shell, []string{"sh", "-c", cmd}, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
 		Dir:   s.scratch,
-		Env:   s.env,
-		Files: []uintptr{devnull.Fd(), outW.Fd(), errW.Fd()},
-		Sys:   &syscall.SysProcAttr{Setpgid: true},
+		Env:   env,
+		Files: files,
+		Sys:   attr,
 	})
 	if err != nil {
 		c.mu.Unlock()
-		outR.Close()
-		errR.Close()
 		return nil, err
 	}
-	p := &proc{s: s, c: c, tc: tc, sid: sid, pid: pid, wrapped: wrapped,
-		stdout: outR, stderr: errR, statuses: make(chan syscall.WaitStatus, 8)}
+	p.pid = pid
 	c.procs[pid] = p
 	c.mu.Unlock()
 
 	s.emit(control.Event{Kind: control.ProcSpawned, Case: c.id, Conn: tc.n, Session: sid, PID: pid})
-	// run drains statuses to the end, so the exec handler that owns p
-	// outlives this goroutine.
+	// run drains statuses and gate lines to the end, so the handler that
+	// owns p outlives these goroutines.
 	go p.reap()
+	go g.read(func(err error) {
+		s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Conn: tc.n, Session: sid, PID: pid, Detail: err.Error()})
+	})
 	return p, nil
 }
 
-// reap waits for the leader's stops and its exit. wait4 with WUNTRACED is the
-// event source for the gates: no polling.
+// reap waits for the leader's exit (and stops, which it undoes: a command
+// that stops itself is not a gate).
 func (p *proc) reap() {
 	defer close(p.statuses)
 	for {
@@ -111,34 +182,72 @@ func (p *proc) reap() {
 	}
 }
 
-// kill sends SIGKILL to the process group, once.
+// kill sends SIGKILL to the process group (and to the group of the shell
+// that passed the gate, when a job-control shell put it in another), once.
 func (p *proc) kill(why string) {
 	p.killOnce.Do(func() {
 		p.killed.Store(true)
 		// The group id stays reserved while any member lives, so this cannot
 		// reach an unrelated group.
 		syscall.Kill(-p.pid, syscall.SIGKILL)
+		if mp := int(p.markerPID.Load()); mp != 0 {
+			if pg, err := syscall.Getpgid(mp); err == nil && pg != p.pid {
+				syscall.Kill(-pg, syscall.SIGKILL)
+			}
+		}
 		p.s.emit(control.Event{Kind: control.ProcKilled, Case: p.c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, Detail: why})
 	})
 }
 
-func (p *proc) resume() {
-	syscall.Kill(-p.pid, syscall.SIGCONT)
+// hangUp closes the terminal's master, as sshd does when the session's
+// transport is gone: the kernel sends SIGHUP to the session.
+func (p *proc) hangUp(why string) {
+	if p.master == nil {
+		return
+	}
+	p.masterOnce.Do(func() {
+		p.master.Close()
+		p.s.emit(control.Event{Kind: control.ProcHungUp, Case: p.c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, Detail: why})
+	})
+}
+
+// proceed lets the script waiting at the gate go on.
+func (p *proc) proceed() {
+	p.gate.proceed()
 	p.s.emit(control.Event{Kind: control.ProcResumed, Case: p.c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid})
 }
 
-// hangupDue reports whether the disposition says the group dies now.
+// eligible reports whether the moments from exec on may hold for this command.
+func (p *proc) eligible() bool { return p.req.candidate || p.workload.Load() }
+
+// hangupDue reports whether the disposition says the command dies now.
 func (p *proc) hangupDue() bool {
 	return p.c.arm.Disposition == fault.Hangup && p.tc.isLost()
 }
 
-// copier moves one of the command's pipes to the channel. When the channel
+// hangupNow applies the hangup disposition: under a terminal, the kernel's
+// SIGHUP (the master closes); without one, SIGKILL to the group.
+func (p *proc) hangupNow() {
+	if p.master != nil {
+		p.hangUp("transport lost")
+		return
+	}
+	p.kill("hangup: transport lost")
+}
+
+// copier moves one of the command's outputs to the channel. When the channel
 // dies it keeps draining, so a surviving command never blocks on a full pipe
 // or dies of SIGPIPE.
 type copier struct {
 	src  *os.File
 	dst  io.Writer
 	done chan struct{}
+
+	// The output moment: once split bytes (counted from the start) have
+	// been written to dst, atSplit is called, once.
+	split   atomic.Int64
+	written atomic.Int64
+	atSplit func()
 
 	mu          sync.Mutex
 	syncs       []chan struct{} // waiting for the pipe to be drained
@@ -148,6 +257,9 @@ type copier struct {
 func newCopier(src *os.File, dst io.Writer) *copier {
 	return &copier{src: src, dst: dst, done: make(chan struct{})}
 }
+
+// armSplit asks for atSplit once n more bytes reached dst.
+func (cp *copier) armSplit(n int64) { cp.split.CompareAndSwap(0, cp.written.Load()+n) }
 
 // sync returns a channel closed once every byte written to the pipe before
 // the call has been handled. Only the copier, the pipe's one reader, can know
@@ -198,9 +310,9 @@ func pipeEmpty(f *os.File) bool {
 	return err == nil && n == 0
 }
 
-// run copies a chunk at a time. When splitAt > 0, atSplit is called (once)
-// right after the first splitAt bytes were written to dst.
-func (cp *copier) run(splitAt int64, atSplit func()) {
+// run copies a chunk at a time until the source ends (end of file, or EIO
+// from a terminal master whose last slave closed).
+func (cp *copier) run() {
 	defer func() {
 		cp.mu.Lock()
 		close(cp.done)
@@ -211,15 +323,16 @@ func (cp *copier) run(splitAt int64, atSplit func()) {
 		cp.mu.Unlock()
 	}()
 	buf := make([]byte, 32<<10)
-	var written int64
 	broken := false
+	atSplit := cp.atSplit
 	for {
 		cp.answerSyncs()
 		n, err := cp.src.Read(buf)
 		chunk := buf[:n]
 		for len(chunk) > 0 {
 			part := chunk
-			if splitAt > 0 && written < splitAt && written+int64(len(part)) >= splitAt {
+			written, splitAt := cp.written.Load(), cp.split.Load()
+			if atSplit != nil && splitAt > 0 && written < splitAt && written+int64(len(part)) >= splitAt {
 				part = chunk[:splitAt-written]
 			}
 			if !broken {
@@ -227,9 +340,9 @@ func (cp *copier) run(splitAt int64, atSplit func()) {
 					broken = true
 				}
 			}
-			written += int64(len(part))
+			written = cp.written.Add(int64(len(part)))
 			chunk = chunk[len(part):]
-			if splitAt > 0 && written == splitAt && atSplit != nil {
+			if atSplit != nil && splitAt > 0 && written == splitAt {
 				atSplit()
 				atSplit = nil
 			}
@@ -244,21 +357,31 @@ func (cp *copier) run(splitAt int64, atSplit func()) {
 }
 
 // run supervises the command until it exits, applying the case's moments and
-// disposition, and returns how it ended.
-func (p *proc) run(sess gliderssh.Session) exitInfo {
+// disposition, and returns how it ended. ch is the session's channel.
+func (p *proc) run(ch gossh.Channel) exitInfo {
 	c, s := p.c, p.s
-	defer p.stdout.Close()
-	defer p.stderr.Close()
+	defer p.gate.close()
+	if p.master != nil {
+		defer p.masterOnce.Do(func() { p.master.Close() })
+	} else {
+		defer p.stdout.Close()
+		defer p.stderr.Close()
+	}
 
 	// The output moment: the stdout copier stops after N bytes reached the
 	// channel and asks this loop to hold; the loop answers when it may go on.
 	type outputHold struct{ resume chan struct{} }
 	holdReq := make(chan outputHold)
-	var splitAt int64
-	var atSplit func()
-	if c.arm.Moment == fault.Output && !c.fired.Load() {
-		splitAt = c.arm.OutputBytes
-		atSplit = func() {
+	var out, errc *copier
+	if p.master != nil {
+		out = newCopier(p.master, ch)
+	} else {
+		out = newCopier(p.stdout, ch)
+		errc = newCopier(p.stderr, ch.Stderr())
+	}
+	outputArmed := c.arm.Moment == fault.Output && !c.fired.Load()
+	if outputArmed {
+		out.atSplit = func() {
 			h := outputHold{resume: make(chan struct{})}
 			select {
 			case holdReq <- h:
@@ -266,21 +389,35 @@ func (p *proc) run(sess gliderssh.Session) exitInfo {
 			case <-c.ended:
 			}
 		}
+		if p.req.candidate {
+			out.armSplit(c.arm.OutputBytes)
+		}
 	}
-	// The copiers end at EOF on their pipe; run waits for both, so the exec
-	// handler that owns p outlives them.
-	out := newCopier(p.stdout, sess)
-	errc := newCopier(p.stderr, sess.Stderr())
-	go out.run(splitAt, atSplit)
-	go errc.run(0, nil)
+	// The copiers end at end of file; run waits for them, so the handler
+	// that owns p outlives them.
+	go out.run()
+	if errc != nil {
+		go errc.run()
+	}
+	// Stdin: the channel's data goes to the command until the client's EOF.
+	stdinDone := make(chan struct{})
+	go func() {
+		defer close(stdinDone)
+		if p.master != nil {
+			io.Copy(p.master, ch)
+			return
+		}
+		io.Copy(p.stdin, ch)
+		p.stdin.Close()
+	}()
 
 	gates := 0
-	// workSynced is set while the command is stopped after its work: it
-	// is resumed only once all of its output reached the channel, so an
-	// output hold always lands before the complete marker is written.
+	// workSynced is set while the command waits at its done gate: it goes
+	// on only once all of its output reached the channel, so an output hold
+	// always lands before the complete marker is written.
 	var workSynced <-chan struct{}
 	var status syscall.WaitStatus
-	lost, ended := p.tc.lost, c.ended
+	lost, ended, lines := p.tc.lost, c.ended, p.gate.lines
 	for exited := false; !exited; {
 		select {
 		case ws, ok := <-p.statuses:
@@ -292,35 +429,41 @@ func (p *proc) run(sess gliderssh.Session) exitInfo {
 				status, exited = ws, true
 				break
 			}
-			if !ws.Stopped() {
-				break
+			if ws.Stopped() {
+				syscall.Kill(-p.pid, syscall.SIGCONT)
 			}
-			if !p.wrapped {
-				p.resume()
+		case l, ok := <-lines:
+			if !ok {
+				lines = nil
 				break
 			}
 			gates++
-			switch gates {
-			case 1:
-				s.emit(control.Event{Kind: control.ProcStartGate, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid})
+			switch l.kind {
+			case markers.GateStart:
+				p.atStartGate(l)
+				if outputArmed && p.workload.Load() && !p.req.candidate {
+					out.armSplit(c.arm.OutputBytes)
+				}
 				if c.arm.Disposition == fault.RemoteKill {
 					p.kill("remote-kill: right after the start marker")
 				}
-				s.reach(c, p.tc, p.sid, fault.Started)
+				if p.eligible() {
+					s.reach(c, p.tc, p.sid, fault.Started)
+				} else {
+					s.pass(c, p.tc, p.sid, fault.Started)
+				}
 				switch {
 				case p.killed.Load():
 				case c.isEnded():
 					p.kill("case ended")
 				case p.hangupDue():
-					p.kill("hangup: transport lost")
+					p.hangupNow()
 				default:
-					p.resume()
+					p.proceed()
 				}
-			case 2:
-				s.emit(control.Event{Kind: control.ProcWorkDone, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid})
+			case markers.GateDone:
+				s.emit(control.Event{Kind: control.ProcWorkDone, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, MarkerID: l.id, MarkerPID: l.pid})
 				workSynced = out.sync()
-			default:
-				p.resume()
 			}
 		case h := <-holdReq:
 			s.reach(c, p.tc, p.sid, fault.Output)
@@ -328,7 +471,7 @@ func (p *proc) run(sess gliderssh.Session) exitInfo {
 			case c.isEnded():
 				p.kill("case ended")
 			case p.hangupDue():
-				p.kill("hangup: transport lost")
+				p.hangupNow()
 			}
 			close(h.resume)
 		case <-workSynced:
@@ -336,13 +479,17 @@ func (p *proc) run(sess gliderssh.Session) exitInfo {
 			switch {
 			case p.killed.Load():
 			case p.hangupDue():
-				p.kill("hangup: transport lost")
+				p.hangupNow()
 			default:
-				p.resume()
+				p.proceed()
 			}
 		case <-lost:
 			lost = nil
-			if c.arm.Disposition == fault.Hangup {
+			// sshd closes a lost session's terminal whatever the command
+			// does; only the disposition decides whether it ignores SIGHUP.
+			if p.master != nil {
+				p.hangUp("transport lost")
+			} else if c.arm.Disposition == fault.Hangup {
 				p.kill("hangup: transport lost")
 			}
 		case <-ended:
@@ -363,7 +510,15 @@ func (p *proc) run(sess gliderssh.Session) exitInfo {
 			waiting = false
 		}
 	}
-	<-errc.done
+	if errc != nil {
+		<-errc.done
+	}
+	if p.stdin != nil {
+		p.stdin.Close()
+	}
+	// The stdin copier ends when the channel does (closed by the caller
+	// after the exit status); the caller waits for it through stdinDone.
+	p.stdinDone = stdinDone
 	switch {
 	case status.Signaled():
 		s.emit(control.Event{Kind: control.ProcExited, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, Signal: unix.SignalName(status.Signal())})
@@ -372,6 +527,21 @@ func (p *proc) run(sess gliderssh.Session) exitInfo {
 		code := status.ExitStatus()
 		s.emit(control.Event{Kind: control.ProcExited, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, ExitCode: &code})
 		return exitInfo{code: code}
+	}
+}
+
+// atStartGate records the start gate, and the workload if this is the case's
+// first.
+func (p *proc) atStartGate(l gateLine) {
+	s, c := p.s, p.c
+	if p.markerPID.Load() == 0 {
+		p.markerPID.Store(int64(l.pid))
+	}
+	s.emit(control.Event{Kind: control.ProcStartGate, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, MarkerID: l.id, MarkerPID: l.pid})
+	if c.workloadSeen.CompareAndSwap(false, true) {
+		p.workload.Store(true)
+		s.emit(control.Event{Kind: control.Workload, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid,
+			Ref: p.req.seq, Step: p.req.step, Request: p.req.kind, MarkerID: l.id, MarkerPID: l.pid})
 	}
 }
 

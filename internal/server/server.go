@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gliderssh "github.com/gliderlabs/ssh"
@@ -34,6 +35,9 @@ type Config struct {
 	HostKey gossh.Signer
 	// Path is the PATH commands run with. Default: the server's own PATH.
 	Path string
+	// RefusePTY refuses every pty-req, as an sshd with PermitTTY no does
+	// (a case can ask for the same with control.Request.RefusePTY).
+	RefusePTY bool
 }
 
 // LedgerName is the ledger file in the scratch directory.
@@ -54,6 +58,8 @@ type Server struct {
 	ledger     string
 	shell      string
 	env        []string
+	gates      string // a private directory for the commands' gate FIFOs
+	gateN      atomic.Uint64
 
 	emitMu sync.Mutex // sequence numbers follow wire order
 	seq    uint64
@@ -138,14 +144,18 @@ func New(cfg Config) (*Server, error) {
 		"PATH=" + path,
 		"HOME=" + s.scratch,
 		"LC_ALL=C",
-		"SSHRIG_GATE=1",
 		"SSHRIG_LEDGER=" + s.ledger,
 	}
+	// Outside the scratch directory, which tools see (over SFTP too).
+	gates, err := os.MkdirTemp("", "sshrig-gates-")
+	if err != nil {
+		return nil, fmt.Errorf("server: gates: %w", err)
+	}
+	s.gates = gates
 
 	s.ssh = &gliderssh.Server{
 		Version:          "sshrig",
 		HostSigners:      []gliderssh.Signer{s.hostKey},
-		Handler:          s.handleExec,
 		PublicKeyHandler: s.checkKey,
 		ConnCallback: func(ctx gliderssh.Context, c net.Conn) net.Conn {
 			ctx.SetValue(connKey{}, c.(*tconn))
@@ -155,11 +165,8 @@ func New(cfg Config) (*Server, error) {
 			tc := ctx.Value(connKey{}).(*tconn)
 			return &gossh.ServerConfig{AuthLogCallback: tc.authLog}
 		},
-		SessionRequestCallback: s.allowSessionRequest,
-		PtyCallback:            func(gliderssh.Context, gliderssh.Pty) bool { return false },
-		ChannelHandlers:        map[string]gliderssh.ChannelHandler{"session": s.handleChannel},
-		RequestHandlers:        map[string]gliderssh.RequestHandler{},
-		SubsystemHandlers:      map[string]gliderssh.SubsystemHandler{},
+		ChannelHandlers: map[string]gliderssh.ChannelHandler{"session": s.handleChannel},
+		RequestHandlers: map[string]gliderssh.RequestHandler{"default": s.handleGlobal},
 	}
 	s.ctl = control.NewServer(cfg.Control, cfg.Token, control.Ready{
 		PID:     os.Getpid(),
@@ -253,6 +260,9 @@ func (s *Server) Close() error {
 	}
 	s.ssh.Close()
 	<-s.work.close()
+	if err := os.RemoveAll(s.gates); err != nil {
+		errs = append(errs, err)
+	}
 	if s.ownScratch {
 		if err := os.RemoveAll(s.scratch); err != nil {
 			errs = append(errs, err)
@@ -457,7 +467,7 @@ func (s *Server) setupCase(req control.Request) error {
 		}
 		c.ca = k
 	}
-	c.denyExec, c.rejectSession = req.DenyExec, req.RejectSession
+	c.denyExec, c.rejectSession, c.refusePTY = req.DenyExec, req.RejectSession, req.RefusePTY
 	s.cases[req.Case] = c
 	return nil
 }

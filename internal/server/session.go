@@ -3,8 +3,12 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"sync/atomic"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
 
+	"github.com/creack/pty"
 	gliderssh "github.com/gliderlabs/ssh"
 	gossh "golang.org/x/crypto/ssh"
 
@@ -13,33 +17,66 @@ import (
 	"github.com/sshrig/sshrig/markers"
 )
 
-type sessKey struct{}
-
-// sessionState is one session channel of a connection.
+// sessionState is one session channel of a connection, served the way
+// OpenSSH's sshd serves one: any number of pty-req, window-change, env and
+// signal requests around one exec, shell or subsystem request.
 type sessionState struct {
-	id       int
-	tc       *tconn
-	execing  atomic.Bool   // an exec request was accepted; handleExec will run
-	execDone chan struct{} // closed when handleExec returned
+	s  *Server
+	c  *caseState
+	tc *tconn
+	id int
+	ch gossh.Channel
+
+	mu      sync.Mutex
+	pty     *ptyRequest // an accepted pty-req
+	env     []string    // accepted env requests, NAME=value
+	started bool        // an exec, shell or subsystem request was accepted
+	proc    *proc       // the running command, for signal and window-change
+	handler chan struct{}
 }
 
-// sessionContext gives each session its own value under sessKey while
-// sharing everything else with the connection's context.
-type sessionContext struct {
-	gliderssh.Context
-	ss *sessionState
+// ptyRequest is the payload of pty-req (RFC 4254 section 6.2).
+type ptyRequest struct {
+	Term          string
+	Columns, Rows uint32
+	Width, Height uint32
+	Modes         string
 }
 
-func (c *sessionContext) Value(key any) any {
-	if key == (sessKey{}) {
-		return c.ss
-	}
-	return c.Context.Value(key)
+func (r *ptyRequest) winsize() *pty.Winsize {
+	return &pty.Winsize{Cols: uint16(r.Columns), Rows: uint16(r.Rows), X: uint16(r.Width), Y: uint16(r.Height)}
 }
 
-// handleChannel hosts the channel moment, then lets gliderlabs run the
-// session's requests.
-func (s *Server) handleChannel(srv *gliderssh.Server, conn *gossh.ServerConn, newChan gossh.NewChannel, ctx gliderssh.Context) {
+// execRequest is an accepted exec or shell request.
+type execRequest struct {
+	kind    string // "exec" or "shell"
+	command string // empty for a shell: its commands arrive on stdin
+	seq     uint64 // its Request event
+	step    int
+	ordinal int // among the case's exec and shell requests, from 1
+	// candidate: the exec moment holds here (see control.Arm.WorkloadRequest).
+	candidate bool
+}
+
+// emitRequest records one step of the conversation.
+func (s *Server) emitRequest(c *caseState, tc *tconn, sid int, name string, accepted bool, detail string) (uint64, int) {
+	step := int(c.steps.Add(1))
+	return s.emit(control.Event{Kind: control.RequestSeen, Case: c.id, Conn: tc.n, Session: sid,
+		Request: name, Step: step, Accepted: &accepted, Detail: detail}), step
+}
+
+// handleGlobal answers connection-level requests as sshd does: it accepts
+// no-more-sessions@openssh.com and refuses the rest (keepalive@openssh.com
+// included: any answer tells the client the server is alive).
+func (s *Server) handleGlobal(ctx gliderssh.Context, _ *gliderssh.Server, req *gossh.Request) (bool, []byte) {
+	tc := ctx.Value(connKey{}).(*tconn)
+	ok := req.Type == "no-more-sessions@openssh.com"
+	s.emitRequest(tc.c, tc, 0, control.StepGlobal+req.Type, ok, "")
+	return ok, nil
+}
+
+// handleChannel hosts the channel moment, then serves the session's requests.
+func (s *Server) handleChannel(_ *gliderssh.Server, _ *gossh.ServerConn, newChan gossh.NewChannel, ctx gliderssh.Context) {
 	tc := ctx.Value(connKey{}).(*tconn)
 	c := tc.c
 	if !c.work.enter() {
@@ -47,73 +84,199 @@ func (s *Server) handleChannel(srv *gliderssh.Server, conn *gossh.ServerConn, ne
 		return
 	}
 	defer c.work.leave()
-	ss := &sessionState{id: c.newSession(), tc: tc, execDone: make(chan struct{})}
+	ss := &sessionState{s: s, c: c, tc: tc, id: c.newSession()}
 	s.emit(control.Event{Kind: control.SessionOpened, Case: c.id, Conn: tc.n, Session: ss.id})
+	defer s.emit(control.Event{Kind: control.SessionClosed, Case: c.id, Conn: tc.n, Session: ss.id})
 	if c.rejectSession {
 		const why = "server busy: too many sessions; retry later"
+		s.emitRequest(c, tc, ss.id, control.StepSession, false, "resource-shortage: "+why)
 		s.emit(control.Event{Kind: control.SessionRefused, Case: c.id, Conn: tc.n, Session: ss.id, Detail: "resource-shortage: " + why})
 		newChan.Reject(gossh.ResourceShortage, why)
-		s.emit(control.Event{Kind: control.SessionClosed, Case: c.id, Conn: tc.n, Session: ss.id})
 		return
 	}
+	s.emitRequest(c, tc, ss.id, control.StepSession, true, "")
 	s.reach(c, tc, ss.id, fault.Channel)
-	if !c.isEnded() && !tc.isLost() {
-		gliderssh.DefaultSessionHandler(srv, conn, newChan, &sessionContext{Context: ctx, ss: ss})
+	if c.isEnded() || tc.isLost() {
+		newChan.Reject(gossh.ConnectionFailed, "case ended")
+		return
 	}
-	// The requests loop can end before gliderlabs has started the exec
-	// handler it accepted; wait for that handler so the session's close is
-	// reported after everything it did.
-	if ss.execing.Load() {
-		<-ss.execDone
+	ch, reqs, err := newChan.Accept()
+	if err != nil {
+		return
 	}
-	s.emit(control.Event{Kind: control.SessionClosed, Case: c.id, Conn: tc.n, Session: ss.id})
+	ss.ch = ch
+	for req := range reqs {
+		ss.serve(req)
+	}
+	ss.mu.Lock()
+	h := ss.handler
+	ss.mu.Unlock()
+	if h != nil {
+		<-h
+	}
+	ch.Close()
 }
 
-// allowSessionRequest runs synchronously in gliderlabs' request loop, before
-// the request is answered: only exec is served.
-func (s *Server) allowSessionRequest(sess gliderssh.Session, requestType string) bool {
-	ss, _ := sess.Context().Value(sessKey{}).(*sessionState)
-	if ss == nil {
-		return false
-	}
-	if requestType != "exec" {
-		return false
-	}
-	if c := ss.tc.c; c.denyExec {
-		cmd := sess.RawCommand()
-		spec, _ := markers.Unwrap(cmd)
-		sum := sha256.Sum256([]byte(cmd))
-		s.emit(control.Event{Kind: control.ExecRefused, Case: c.id, Conn: ss.tc.n, Session: ss.id,
-			Digest: hex.EncodeToString(sum[:]), MarkerID: spec.ID, Detail: "denied: this user may not run this command"})
-		return false
-	}
-	if !ss.tc.c.work.enter() {
-		return false
-	}
-	ss.execing.Store(true)
-	return true
+// acceptEnv is a default sshd's AcceptEnv (Debian's sshd_config): LANG and LC_*.
+func acceptEnv(name string) bool {
+	return name == "LANG" || strings.HasPrefix(name, "LC_")
 }
 
-// handleExec is the gliderlabs handler for an accepted exec request: the exec
-// moment, then the command's whole life, then the exit status.
-func (s *Server) handleExec(sess gliderssh.Session) {
-	ss := sess.Context().Value(sessKey{}).(*sessionState)
-	tc, c := ss.tc, ss.tc.c
-	defer close(ss.execDone)
-	defer c.work.leave() // entered in allowSessionRequest
-	// gliderlabs sends exit-status 0 after this handler returns unless the
-	// channel is already closed; a command that never ran must not look like
-	// one that succeeded.
-	defer sess.Close()
+// sshdSignals are the signals sshd passes on in a signal request.
+var sshdSignals = map[string]syscall.Signal{
+	"ABRT": syscall.SIGABRT, "ALRM": syscall.SIGALRM, "FPE": syscall.SIGFPE, "HUP": syscall.SIGHUP,
+	"ILL": syscall.SIGILL, "INT": syscall.SIGINT, "KILL": syscall.SIGKILL, "PIPE": syscall.SIGPIPE,
+	"QUIT": syscall.SIGQUIT, "SEGV": syscall.SIGSEGV, "TERM": syscall.SIGTERM, "USR1": syscall.SIGUSR1,
+	"USR2": syscall.SIGUSR2,
+}
 
-	cmd := sess.RawCommand()
-	spec, wrapped := markers.Unwrap(cmd)
-	sum := sha256.Sum256([]byte(cmd))
-	s.emit(control.Event{Kind: control.ExecReceived, Case: c.id, Conn: tc.n, Session: ss.id,
-		Digest: hex.EncodeToString(sum[:]), MarkerID: spec.ID})
-	defer s.emit(control.Event{Kind: control.ExecFinished, Case: c.id, Conn: tc.n, Session: ss.id})
+// serve answers one channel request, synchronously, as sshd's request loop
+// does; exec, shell and subsystem start a handler that outlives the answer.
+func (ss *sessionState) serve(req *gossh.Request) {
+	s, c, tc := ss.s, ss.c, ss.tc
+	ok, detail := false, ""
+	record := true
+	ss.mu.Lock()
+	switch req.Type {
+	case "pty-req":
+		var r ptyRequest
+		switch {
+		case gossh.Unmarshal(req.Payload, &r) != nil:
+			detail = "malformed pty-req"
+		case c.refusePTY || s.cfg.RefusePTY:
+			detail = "refused: the server does not allocate terminals (PermitTTY no)"
+		case ss.started || ss.pty != nil:
+			detail = "refused: too late or already allocated"
+		default:
+			ok, ss.pty = true, &r
+			detail = fmt.Sprintf("%s %dx%d", r.Term, r.Columns, r.Rows)
+		}
+	case "window-change":
+		var w struct{ Columns, Rows, Width, Height uint32 }
+		if gossh.Unmarshal(req.Payload, &w) == nil && ss.pty != nil {
+			ok = true
+			ss.pty.Columns, ss.pty.Rows, ss.pty.Width, ss.pty.Height = w.Columns, w.Rows, w.Width, w.Height
+			detail = fmt.Sprintf("%dx%d", w.Columns, w.Rows)
+			if p := ss.proc; p != nil && p.master != nil {
+				pty.Setsize(p.master, ss.pty.winsize())
+			}
+		}
+	case "env":
+		var kv struct{ Name, Value string }
+		if gossh.Unmarshal(req.Payload, &kv) == nil {
+			detail = kv.Name
+			if acceptEnv(kv.Name) && !ss.started && !strings.ContainsRune(kv.Name, '=') {
+				ok = true
+				ss.env = append(ss.env, kv.Name+"="+kv.Value)
+			}
+		}
+	case "signal":
+		var sig struct{ Signal string }
+		if gossh.Unmarshal(req.Payload, &sig) == nil {
+			detail = sig.Signal
+			if n, known := sshdSignals[sig.Signal]; known && ss.proc != nil && !ss.proc.reaped.Load() {
+				ok = syscall.Kill(ss.proc.pid, n) == nil
+			}
+		}
+	case "exec", "shell":
+		record = false
+		r := &execRequest{kind: req.Type}
+		if req.Type == "exec" {
+			var cmd struct{ Command string }
+			if gossh.Unmarshal(req.Payload, &cmd) != nil {
+				s.emitRequest(c, tc, ss.id, req.Type, false, "malformed exec request")
+				break
+			}
+			r.command = cmd.Command
+		}
+		if ss.started {
+			s.emitRequest(c, tc, ss.id, req.Type, false, "refused: the session already runs something")
+			break
+		}
+		if c.denyExec {
+			spec, _ := markers.Unwrap(r.command)
+			sum := sha256.Sum256([]byte(r.command))
+			s.emitRequest(c, tc, ss.id, req.Type, false, "denied")
+			s.emit(control.Event{Kind: control.ExecRefused, Case: c.id, Conn: tc.n, Session: ss.id,
+				Digest: hex.EncodeToString(sum[:]), MarkerID: spec.ID, Detail: "denied: this user may not run this command"})
+			break
+		}
+		if !c.work.enter() {
+			s.emitRequest(c, tc, ss.id, req.Type, false, "case ended")
+			break
+		}
+		r.ordinal = int(c.execs.Add(1))
+		if n := c.arm.WorkloadRequest; n > 0 {
+			r.candidate = r.ordinal == n
+		} else {
+			_, wrapped := markers.Unwrap(r.command)
+			r.candidate = wrapped || r.kind == "shell"
+		}
+		r.seq, r.step = s.emitRequest(c, tc, ss.id, req.Type, true, "")
+		ok, ss.started, ss.handler = true, true, make(chan struct{})
+		req.Reply(true, nil)
+		go ss.runCommand(r)
+	case "subsystem":
+		record = false
+		var sub struct{ Name string }
+		switch {
+		case gossh.Unmarshal(req.Payload, &sub) != nil:
+			s.emitRequest(c, tc, ss.id, req.Type, false, "malformed subsystem request")
+		case sub.Name != "sftp" || ss.started:
+			s.emitRequest(c, tc, ss.id, req.Type, false, sub.Name)
+		case !c.work.enter():
+			s.emitRequest(c, tc, ss.id, req.Type, false, sub.Name+": case ended")
+		default:
+			s.emitRequest(c, tc, ss.id, req.Type, true, sub.Name)
+			ok, ss.started, ss.handler = true, true, make(chan struct{})
+			req.Reply(true, nil)
+			go ss.runSFTP()
+		}
+	}
+	ss.mu.Unlock()
+	if record {
+		s.emitRequest(c, tc, ss.id, req.Type, ok, detail)
+	}
+	if !ok || !record {
+		if !ok {
+			req.Reply(false, nil)
+		}
+		return
+	}
+	req.Reply(true, nil)
+}
 
-	s.reach(c, tc, ss.id, fault.Exec)
+// runCommand is an accepted exec or shell request: the exec moment, then the
+// command's whole life, then its exit status.
+func (ss *sessionState) runCommand(r *execRequest) {
+	s, c, tc := ss.s, ss.c, ss.tc
+	defer close(ss.handler)
+	defer c.work.leave() // entered in serve
+	// A command that never ran must not look like one that succeeded: the
+	// channel closes without an exit status.
+	defer ss.ch.Close()
+
+	spec, _ := markers.Unwrap(r.command)
+	ev := control.Event{Kind: control.ExecReceived, Case: c.id, Conn: tc.n, Session: ss.id, MarkerID: spec.ID, Ref: r.seq}
+	if r.kind == "exec" {
+		sum := sha256.Sum256([]byte(r.command))
+		ev.Digest = hex.EncodeToString(sum[:])
+	} else {
+		ev.Detail = "shell: commands on stdin"
+	}
+	s.emit(ev)
+	finished := false
+	defer func() {
+		if !finished {
+			s.emit(control.Event{Kind: control.ExecFinished, Case: c.id, Conn: tc.n, Session: ss.id})
+		}
+	}()
+
+	if r.candidate {
+		s.reach(c, tc, ss.id, fault.Exec)
+	} else {
+		s.pass(c, tc, ss.id, fault.Exec)
+	}
 	if c.isEnded() {
 		return
 	}
@@ -122,15 +285,38 @@ func (s *Server) handleExec(sess gliderssh.Session) {
 			Detail: "hangup: transport lost before the command started"})
 		return
 	}
-	p, err := s.spawn(c, tc, ss.id, cmd, wrapped)
+	ss.mu.Lock()
+	sp := spawnSpec{argv: []string{s.shell}, env: ss.env}
+	if r.kind == "exec" {
+		sp.argv = []string{s.shell, "-c", r.command}
+	}
+	if ss.pty != nil {
+		t := *ss.pty
+		sp.pty = &t
+		sp.env = append(append([]string{}, ss.env...), "TERM="+t.Term)
+		sp.ignoreHUP = c.arm.Disposition == fault.Survive
+	}
+	ss.mu.Unlock()
+	p, err := s.spawn(c, tc, ss.id, r, sp)
 	if err != nil {
 		s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Conn: tc.n, Session: ss.id, Detail: "spawn: " + err.Error()})
-		s.sendExit(sess, c, tc, ss.id, exitInfo{code: 127})
+		s.sendExit(ss.ch, c, tc, ss.id, exitInfo{code: 127}, r.candidate)
 		return
 	}
-	info := p.run(sess)
-	s.reach(c, tc, ss.id, fault.Finished)
-	s.sendExit(sess, c, tc, ss.id, info)
+	ss.mu.Lock()
+	ss.proc = p
+	ss.mu.Unlock()
+	info := p.run(ss.ch)
+	if p.eligible() {
+		s.reach(c, tc, ss.id, fault.Finished)
+	} else {
+		s.pass(c, tc, ss.id, fault.Finished)
+	}
+	s.sendExit(ss.ch, c, tc, ss.id, info, p.eligible())
+	s.emit(control.Event{Kind: control.ExecFinished, Case: c.id, Conn: tc.n, Session: ss.id})
+	finished = true
+	ss.ch.Close()
+	<-p.stdinDone
 }
 
 // exitInfo is how a command ended: an exit code, or a signal name.
@@ -140,9 +326,8 @@ type exitInfo struct {
 }
 
 // sendExit writes exit-status (or exit-signal), holds at the exit-status
-// moment, then closes the channel. It does not use gliderlabs' Session.Exit,
-// which closes the channel right after the status with no room for a hold.
-func (s *Server) sendExit(sess gliderssh.Session, c *caseState, tc *tconn, sid int, info exitInfo) {
+// moment when the command may, then closes the channel.
+func (s *Server) sendExit(ch gossh.Channel, c *caseState, tc *tconn, sid int, info exitInfo, holds bool) {
 	var err error
 	if info.signal != "" {
 		msg := struct {
@@ -151,10 +336,10 @@ func (s *Server) sendExit(sess gliderssh.Session, c *caseState, tc *tconn, sid i
 			Error      string
 			Lang       string
 		}{Signal: info.signal}
-		_, err = sess.SendRequest("exit-signal", false, gossh.Marshal(&msg))
+		_, err = ch.SendRequest("exit-signal", false, gossh.Marshal(&msg))
 	} else {
 		status := struct{ Status uint32 }{uint32(info.code)}
-		_, err = sess.SendRequest("exit-status", false, gossh.Marshal(&status))
+		_, err = ch.SendRequest("exit-status", false, gossh.Marshal(&status))
 	}
 	if err == nil {
 		ev := control.Event{Kind: control.ExitSent, Case: c.id, Conn: tc.n, Session: sid, Signal: info.signal}
@@ -164,6 +349,10 @@ func (s *Server) sendExit(sess gliderssh.Session, c *caseState, tc *tconn, sid i
 		}
 		s.emit(ev)
 	}
-	s.reach(c, tc, sid, fault.ExitStatus)
-	sess.Close()
+	if holds {
+		s.reach(c, tc, sid, fault.ExitStatus)
+	} else {
+		s.pass(c, tc, sid, fault.ExitStatus)
+	}
+	ch.Close()
 }

@@ -1,0 +1,315 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pkg/sftp"
+
+	"github.com/sshrig/sshrig/internal/control"
+)
+
+// runSFTP serves the sftp subsystem with github.com/pkg/sftp's request
+// server. Paths are the server's own absolute paths, starting in the scratch
+// directory (the tool's home), and confined to it through an os.Root: what a
+// tool uploads is where a later exec finds it, and nothing outside the
+// scratch directory can be reached. Every request is a step of the
+// conversation.
+func (ss *sessionState) runSFTP() {
+	s, c, tc := ss.s, ss.c, ss.tc
+	defer close(ss.handler)
+	defer c.work.leave() // entered in serve
+	defer ss.ch.Close()
+	root, err := os.OpenRoot(s.scratch)
+	if err != nil {
+		s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Conn: tc.n, Session: ss.id, Detail: "sftp: " + err.Error()})
+		return
+	}
+	defer root.Close()
+	h := &sftpFS{ss: ss, root: root, dir: s.scratch}
+	rs := sftp.NewRequestServer(ss.ch, sftp.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h},
+		sftp.WithStartDirectory(s.scratch))
+	serveErr := rs.Serve()
+	// Serve closes every handle the client left open.
+	rs.Close()
+	h.closeAll()
+	if serveErr != nil && !errors.Is(serveErr, io.EOF) {
+		s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Conn: tc.n, Session: ss.id, Detail: "sftp: " + serveErr.Error()})
+	}
+	// sshd reports the exit status of its sftp-server.
+	s.sendExit(ss.ch, c, tc, ss.id, exitInfo{code: 0}, false)
+}
+
+// sftpFS implements pkg/sftp's handlers on the scratch directory.
+type sftpFS struct {
+	ss   *sessionState
+	root *os.Root
+	dir  string
+
+	mu   sync.Mutex
+	open map[*sftpFile]bool
+}
+
+// rel maps an SFTP path (absolute, cleaned by the library) into the root.
+func (h *sftpFS) rel(p string) (string, error) {
+	p = path.Clean(p)
+	if p == h.dir {
+		return ".", nil
+	}
+	rel, ok := strings.CutPrefix(p, h.dir+"/")
+	if !ok {
+		return "", fmt.Errorf("%s: %w (outside %s)", p, os.ErrPermission, h.dir)
+	}
+	return rel, nil
+}
+
+// step records an SFTP request with how it ended.
+func (h *sftpFS) step(r *sftp.Request, err error, detail string) {
+	if detail == "" {
+		detail = r.Filepath
+	}
+	if err != nil {
+		detail += ": " + err.Error()
+	}
+	h.ss.s.emitRequest(h.ss.c, h.ss.tc, h.ss.id, control.StepSFTPPrefix+strings.ToLower(r.Method), err == nil, detail)
+}
+
+func (h *sftpFS) Fileread(r *sftp.Request) (io.ReaderAt, error) {
+	f, err := h.openFile(r, os.O_RDONLY)
+	h.step(r, err, r.Filepath+" (read)")
+	return f, err
+}
+
+func (h *sftpFS) Filewrite(r *sftp.Request) (io.WriterAt, error) {
+	pf := r.Pflags()
+	flag := os.O_WRONLY
+	if pf.Read {
+		flag = os.O_RDWR
+	}
+	if pf.Append {
+		flag |= os.O_APPEND
+	}
+	if pf.Creat {
+		flag |= os.O_CREATE
+	}
+	if pf.Trunc {
+		flag |= os.O_TRUNC
+	}
+	if pf.Excl {
+		flag |= os.O_EXCL
+	}
+	f, err := h.openFile(r, flag)
+	h.step(r, err, r.Filepath+" (write)")
+	return f, err
+}
+
+func (h *sftpFS) openFile(r *sftp.Request, flag int) (*sftpFile, error) {
+	rel, err := h.rel(r.Filepath)
+	if err != nil {
+		return nil, err
+	}
+	f, err := h.root.OpenFile(rel, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	sf := &sftpFile{h: h, f: f, path: r.Filepath}
+	h.mu.Lock()
+	if h.open == nil {
+		h.open = map[*sftpFile]bool{}
+	}
+	h.open[sf] = true
+	h.mu.Unlock()
+	return sf, nil
+}
+
+// closeAll closes what the library did not (a handle it never saw closed).
+func (h *sftpFS) closeAll() {
+	h.mu.Lock()
+	files := make([]*sftpFile, 0, len(h.open))
+	for f := range h.open {
+		files = append(files, f)
+	}
+	h.mu.Unlock()
+	for _, f := range files {
+		f.f.Close()
+	}
+}
+
+func (h *sftpFS) Filecmd(r *sftp.Request) error {
+	err := h.filecmd(r)
+	detail := r.Filepath
+	if r.Target != "" {
+		detail += " -> " + r.Target
+	}
+	h.step(r, err, detail)
+	return err
+}
+
+func (h *sftpFS) filecmd(r *sftp.Request) error {
+	rel, err := h.rel(r.Filepath)
+	if err != nil {
+		return err
+	}
+	switch r.Method {
+	case "Setstat":
+		flags, attrs := r.AttrFlags(), r.Attributes()
+		if flags.Size {
+			f, err := h.root.OpenFile(rel, os.O_WRONLY, 0)
+			if err != nil {
+				return err
+			}
+			err = f.Truncate(int64(attrs.Size))
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+		if flags.Permissions {
+			if err := h.root.Chmod(rel, attrs.FileMode().Perm()); err != nil {
+				return err
+			}
+		}
+		if flags.Acmodtime {
+			if err := h.root.Chtimes(rel, attrs.AccessTime(), attrs.ModTime()); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "Rename", "PosixRename":
+		to, err := h.rel(r.Target)
+		if err != nil {
+			return err
+		}
+		return h.root.Rename(rel, to)
+	case "Rmdir", "Remove":
+		return h.root.Remove(rel)
+	case "Mkdir":
+		return h.root.Mkdir(rel, 0o755)
+	case "Symlink":
+		// The link's target is stored as given; the root confines where
+		// following it can lead.
+		to, err := h.rel(r.Target)
+		if err != nil {
+			return err
+		}
+		return h.root.Symlink(r.Filepath, to)
+	case "Link":
+		to, err := h.rel(r.Target)
+		if err != nil {
+			return err
+		}
+		return h.root.Link(rel, to)
+	}
+	return sftp.ErrSSHFxOpUnsupported
+}
+
+func (h *sftpFS) Filelist(r *sftp.Request) (sftp.ListerAt, error) {
+	l, err := h.filelist(r)
+	h.step(r, err, "")
+	return l, err
+}
+
+func (h *sftpFS) filelist(r *sftp.Request) (sftp.ListerAt, error) {
+	rel, err := h.rel(r.Filepath)
+	if err != nil {
+		return nil, err
+	}
+	switch r.Method {
+	case "List":
+		entries, err := fs.ReadDir(h.root.FS(), rel)
+		if err != nil {
+			return nil, err
+		}
+		infos := make(listerAt, 0, len(entries))
+		for _, e := range entries {
+			if info, err := e.Info(); err == nil {
+				infos = append(infos, info)
+			}
+		}
+		return infos, nil
+	case "Stat":
+		info, err := h.root.Stat(rel)
+		if err != nil {
+			return nil, err
+		}
+		return listerAt{info}, nil
+	case "Lstat":
+		info, err := h.root.Lstat(rel)
+		if err != nil {
+			return nil, err
+		}
+		return listerAt{info}, nil
+	case "Readlink":
+		target, err := h.root.Readlink(rel)
+		if err != nil {
+			return nil, err
+		}
+		return listerAt{linkInfo(filepath.Clean(target))}, nil
+	}
+	return nil, sftp.ErrSSHFxOpUnsupported
+}
+
+// sftpFile is an open file; every write and the close are steps.
+type sftpFile struct {
+	h    *sftpFS
+	f    *os.File
+	path string
+}
+
+func (f *sftpFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
+
+func (f *sftpFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.f.WriteAt(p, off)
+	detail := fmt.Sprintf("%s @%d +%d", f.path, off, n)
+	if err != nil {
+		detail += ": " + err.Error()
+	}
+	h := f.h
+	h.ss.s.emitRequest(h.ss.c, h.ss.tc, h.ss.id, control.StepSFTPPrefix+"write", err == nil, detail)
+	return n, err
+}
+
+func (f *sftpFile) Close() error {
+	f.h.mu.Lock()
+	delete(f.h.open, f)
+	f.h.mu.Unlock()
+	err := f.f.Close()
+	h := f.h
+	detail := f.path
+	if err != nil {
+		detail += ": " + err.Error()
+	}
+	h.ss.s.emitRequest(h.ss.c, h.ss.tc, h.ss.id, control.StepSFTPPrefix+"close", err == nil, detail)
+	return err
+}
+
+type listerAt []os.FileInfo
+
+func (l listerAt) ListAt(dst []os.FileInfo, off int64) (int, error) {
+	if off >= int64(len(l)) {
+		return 0, io.EOF
+	}
+	n := copy(dst, l[off:])
+	if n < len(dst) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// linkInfo carries a link's target as its name, as pkg/sftp's Readlink expects.
+type linkInfo string
+
+func (l linkInfo) Name() string       { return string(l) }
+func (l linkInfo) Size() int64        { return 0 }
+func (l linkInfo) Mode() fs.FileMode  { return fs.ModeSymlink }
+func (l linkInfo) ModTime() time.Time { return time.Time{} }
+func (l linkInfo) IsDir() bool        { return false }
+func (l linkInfo) Sys() any           { return nil }
