@@ -122,6 +122,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		Budget:  o.Budget.String(),
 	}
 
+	if err := toolPreflight(ctx, o.Tool); err != nil {
+		rep.Preflight = Preflight{Error: err.Error()}
+		return rep, &PreflightError{Reason: err.Error()}
+	}
 	pre := r.preflight(ctx)
 	rep.Preflight = pre
 	if pre.Error != "" {
@@ -199,6 +203,7 @@ type toolRun struct {
 	duration       time.Duration
 	hung           bool
 	exit           *tool.ProcessExit // for tools that run as programs
+	answer         *tool.Answer      // for tools that speak a protocol of their own
 }
 
 // invoke runs the tool against the case and gives up on it after the budget
@@ -218,14 +223,22 @@ func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (to
 			tr.exit = &exit
 			return
 		}
+		if a, ok := r.o.Tool.(tool.Answerer); ok {
+			answer := a.RunAnswer(tctx, t, stdout, stderr)
+			tr.answer = &answer
+			return
+		}
 		r.o.Tool.Run(tctx, t, stdout, stderr)
 	}()
 	select {
 	case <-done:
 	case <-tctx.Done():
 		tr.hung = ctx.Err() == nil
-		if _, ok := r.o.Tool.(tool.Process); ok {
-			// Its process group is being killed; the exit is on its way.
+		_, process := r.o.Tool.(tool.Process)
+		_, answerer := r.o.Tool.(tool.Answerer)
+		if process || answerer {
+			// Its process group is being killed (or it returns once ctx
+			// ends); the exit is on its way.
 			<-done
 		}
 	}
@@ -420,7 +433,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		truth := ev.Truth
 		in.Truth = &truth
 	}
-	v := verdict.Judge(in)
+	v := withAnswer(verdict.Judge(in), tr.answer, secrets)
 	if in.Delivered != nil {
 		cat, retry := verdict.Honest(knowledge, in.Delivered)
 		cr.Expected = Expected{Category: cat, Retry: retry}
@@ -726,6 +739,9 @@ func (r *runner) preflight(ctx context.Context) Preflight {
 		if cr.Truth != nil {
 			p.Error += fmt.Sprintf(" (starts %d, completes %d)", cr.Truth.Starts, cr.Truth.Completes)
 		}
+	}
+	if p.Error != "" {
+		p.Error = invocableReason(r.o.Tool, p.Error)
 	}
 	return p
 }
