@@ -26,6 +26,7 @@ import (
 // stderr, go to stderr.
 func (m *Tool) RunAnswer(ctx context.Context, t tool.Target, stdout, stderr io.Writer) tool.Answer {
 	var a tool.Answer
+	stderr = &lockedWriter{w: stderr}
 	find := func(assertion, rule, format string, args ...any) {
 		a.Findings = append(a.Findings, tool.Finding{Assertion: assertion, Rule: rule, Detail: fmt.Sprintf(format, args...)})
 	}

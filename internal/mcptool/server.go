@@ -100,7 +100,13 @@ func (s *server) stop() []int {
 		case <-s.exited:
 		case <-time.After(exitGrace):
 		}
-		s.left = procs.Group(s.cmd.Process.Pid)
+		// The server itself may be slow to exit; what else is in its
+		// group outlived it.
+		for _, pid := range procs.Group(s.cmd.Process.Pid) {
+			if pid != s.cmd.Process.Pid {
+				s.left = append(s.left, pid)
+			}
+		}
 		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 		<-s.exited
 		s.stdout.r.Close()
@@ -154,4 +160,17 @@ func (w *watchedReader) Garbage() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.garbage
+}
+
+// lockedWriter serialises the rig's own lines with the server's stderr,
+// which exec copies from another goroutine.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
