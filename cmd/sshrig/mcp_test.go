@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sshrig/sshrig/internal/mcptool/mcptest"
+)
+
+// A test binary asked to be a defective MCP server is one, before TestMain.
+func init() {
+	if name := os.Getenv(mcptest.Env); name != "" {
+		os.Exit(mcptest.Main(name))
+	}
+}
+
+// defectSpec is the --tool for one of mcptest's defective servers.
+func defectSpec(name string) string {
+	return "mcp:env " + mcptest.Env + "=" + name + " '" + os.Args[0] + "'"
+}
+
+// buildExample builds docs/examples/NAME into a directory of the test's.
+func buildExample(t *testing.T, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	out, err := exec.Command("go", "build", "-o", bin, "../../docs/examples/"+name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// sshrig runs the CLI in this process and returns its exit code, output and
+// the run's report.
+func sshrig(t *testing.T, args ...string) (int, string, string, map[string]any) {
+	t.Helper()
+	dir := t.TempDir()
+	args = append(args, "--out", dir, "-q")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	var rep map[string]any
+	if b, err := os.ReadFile(filepath.Join(dir, "report.json")); err == nil {
+		json.Unmarshal(b, &rep)
+	}
+	return code, stdout.String(), stderr.String(), rep
+}
+
+// caseRules maps each case id of a report to its violations' rules.
+func caseRules(rep map[string]any) map[string][]string {
+	out := map[string][]string{}
+	cases, _ := rep["cases"].([]any)
+	for _, c := range cases {
+		c := c.(map[string]any)
+		id := c["id"].(string)
+		out[id] = []string{}
+		vs, _ := c["violations"].([]any)
+		for _, v := range vs {
+			out[id] = append(out[id], v.(map[string]any)["rule"].(string))
+		}
+	}
+	return out
+}
+
+func has(rules []string, rule string) bool {
+	for _, r := range rules {
+		if r == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMCPPreflightStates: a server that does not initialise, one that lists
+// no tool of that name, and one whose listed tool fails when called each stop
+// the run with exit 3, naming the state that failed.
+func TestMCPPreflightStates(t *testing.T) {
+	for _, tc := range []struct{ server, says string }{
+		{"no-init", "preflight: installed: the server did not initialise"},
+		{"lists-other", `preflight: loaded: tools/list resolves 0 tools named "ssh_exec"`},
+		{"call-fails", "preflight: invocable: "},
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr, _ := sshrig(t, "run", "--tool", defectSpec(tc.server), "--mcp-tool", mcptest.ToolName)
+			if code != exitRigFailed || !strings.Contains(stderr, tc.says) {
+				t.Fatalf("exit %d, want %d with %q:\n%s", code, exitRigFailed, tc.says, stderr)
+			}
+		})
+	}
+}
+
+// httpServer starts the honest example on streamable HTTP and returns its
+// tool spec.
+func httpServer(t *testing.T, bin string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "-http", "127.0.0.1:0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if url, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+			go func() { // keep draining what the server logs
+				for sc.Scan() {
+				}
+			}()
+			return "mcp+" + url
+		}
+	}
+	t.Fatalf("the server never said where it listens: %v", sc.Err())
+	return ""
+}
+
+// TestMCPHonestPasses: the honest example passes the whole default matrix in
+// both session modes and over both transports.
+func TestMCPHonestPasses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the whole default matrix, four times")
+	}
+	bin := buildExample(t, "mcp-honest")
+	for _, tc := range []struct{ name, session string }{
+		{"stdio", "fresh"}, {"stdio", "shared"}, {"http", "fresh"}, {"http", "shared"},
+	} {
+		t.Run(tc.name+"-"+tc.session, func(t *testing.T) {
+			t.Parallel()
+			spec := "mcp:" + bin
+			if tc.name == "http" {
+				spec = httpServer(t, bin)
+			}
+			code, stdout, stderr, _ := sshrig(t, "run", "--tool", spec, "--mcp-tool", "ssh_exec", "--mcp-session", tc.session)
+			if code != 0 || !strings.Contains(stdout, " 0 fail, 0 inconclusive") {
+				t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestMCPNaiveFails: the naive example passes where nothing goes wrong and
+// fails, with the MCP finding named, where an error reaches the agent as raw
+// text.
+func TestMCPNaiveFails(t *testing.T) {
+	bin := buildExample(t, "mcp-naive")
+	code, stdout, stderr, rep := sshrig(t, "run", "--tool", "mcp:"+bin, "--mcp-tool", "ssh_exec",
+		"--cases", "none.exit0,handshake.reset.survive,started.reset.survive,exit-status.close.exit3")
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d:\n%s\n%s", code, exitFail, stdout, stderr)
+	}
+	rules := caseRules(rep)
+	if r := rules["none.exit0"]; len(r) != 0 {
+		t.Errorf("none.exit0: %v, want a pass (its contract is in the text)", r)
+	}
+	for _, id := range []string{"handshake.reset.survive", "started.reset.survive", "exit-status.close.exit3"} {
+		if !has(rules[id], "mcp_free_text") {
+			t.Errorf("%s: rules %v, want mcp_free_text", id, rules[id])
+		}
+	}
+}
+
+// TestMCPSharedCachedConnection: in shared mode a server that keeps one SSH
+// connection answers the next case from a connection that is gone; the rig
+// fails it (the honest server, which dials per call, passes in
+// TestMCPHonestPasses).
+func TestMCPSharedCachedConnection(t *testing.T) {
+	code, stdout, stderr, rep := sshrig(t, "run", "--tool", defectSpec("cached-conn"), "--mcp-tool", mcptest.ToolName,
+		"--mcp-session", "shared", "--parallel", "1", "--cases", "started.reset.survive,none.exit0")
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d:\n%s\n%s", code, exitFail, stdout, stderr)
+	}
+	cases, _ := rep["cases"].([]any)
+	for _, c := range cases {
+		c := c.(map[string]any)
+		if c["id"] != "none.exit0" {
+			continue
+		}
+		reported, _ := c["reported"].(map[string]any)
+		if c["verdict"] != "fail" || reported["category"] != "local_failure" {
+			t.Fatalf("none.exit0 after a cut: %v, want a failure reporting local_failure from the dead connection", c)
+		}
+		return
+	}
+	t.Fatalf("no none.exit0 in %v", rep)
+}
