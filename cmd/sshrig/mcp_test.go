@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,7 @@ func defectSpec(name string) string {
 }
 
 // buildExample builds docs/examples/NAME into a directory of the test's.
-func buildExample(t *testing.T, name string) string {
+func buildExample(t testing.TB, name string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), name)
 	out, err := exec.Command("go", "build", "-o", bin, "../../docs/examples/"+name).CombinedOutput()
@@ -196,4 +197,79 @@ func TestMCPSharedCachedConnection(t *testing.T) {
 		return
 	}
 	t.Fatalf("no none.exit0 in %v", rep)
+}
+
+// TestDocsMCPHTTP runs the streamable HTTP example of docs/mcp.md as written,
+// on a free port: the server the user starts, then the run against it.
+func TestDocsMCPHTTP(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	if !ok || len(lines) != 2 || !strings.HasSuffix(lines[0], " &") || !strings.HasPrefix(lines[1], "sshrig run ") {
+		t.Fatalf("docs/mcp.md's sh block is not 'server &' then 'sshrig run': %q", lines)
+	}
+	const docPort = "127.0.0.1:8931"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().String()
+	ln.Close()
+	server := exec.Command("sh", "-c", "exec "+strings.ReplaceAll(strings.TrimSuffix(lines[0], " &"), docPort, port))
+	server.Dir = "../.."
+	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := server.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		syscall.Kill(-server.Process.Pid, syscall.SIGKILL)
+		server.Wait()
+	}()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "listening on ") {
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(lines[1], "sshrig "), docPort, port))
+	code, stdout, errOut, _ := sshrig(t, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s\n%s", lines[1], code, stdout, errOut)
+	}
+}
+
+// TestMCPUsage: bad MCP flags are bad usage (exit 2) with a message naming
+// the flag; a tool name the server does not list stops at loaded, as
+// docs/mcp.md prints it.
+func TestMCPUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--tool", "mcp:true"}, "no MCP tool named (--mcp-tool NAME)"},
+		{[]string{"--mcp-tool", "ssh_exec"}, "apply only to a tool given as 'mcp:"},
+		{[]string{"--tool", "mcp:true", "--mcp-tool", "x", "--mcp-session", "bogus"}, `session "bogus" is neither "fresh" nor "shared"`},
+		{[]string{"--tool", "mcp:true", "--mcp-tool", "x", "--mcp-args", `{"cmd": {command}}`}, "arguments template"},
+		{[]string{"--tool", "mcp+http://", "--mcp-tool", "x"}, "is not an http(s)://HOST:PORT/PATH address"},
+		{[]string{"--tool", "mcp:", "--mcp-tool", "x"}, "names no program"},
+	} {
+		code, _, stderr, _ := sshrig(t, append([]string{"run"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%q: exit %d, want %d with %q:\n%s", tc.args, code, exitUsage, tc.says, stderr)
+		}
+	}
+	code, _, stderr, _ := sshrig(t, "run", "--tool", "mcp:go run ../../docs/examples/mcp-honest", "--mcp-tool", "no_such_tool")
+	const says = `preflight: loaded: tools/list resolves 0 tools named "no_such_tool" (the server lists only ssh_exec)`
+	if code != exitRigFailed || !strings.Contains(stderr, says) {
+		t.Errorf("exit %d, want %d with %q:\n%s", code, exitRigFailed, says, stderr)
+	}
 }
