@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/sshrig/sshrig/internal/mcptool/mcptest"
+	"github.com/sshrig/sshrig/internal/procs"
 )
 
 // A test binary asked to be a defective MCP server is one, before TestMain.
@@ -271,5 +272,36 @@ func TestMCPUsage(t *testing.T) {
 	const says = `preflight: loaded: tools/list resolves 0 tools named "no_such_tool" (the server lists only ssh_exec)`
 	if code != exitRigFailed || !strings.Contains(stderr, says) {
 		t.Errorf("exit %d, want %d with %q:\n%s", code, exitRigFailed, says, stderr)
+	}
+}
+
+// TestMCPSharedDefects: in one shared session that answered the preflight
+// honestly, each defect gets its own finding on the next case, and once the
+// run is over no server process is left.
+func TestMCPSharedDefects(t *testing.T) {
+	for _, tc := range []struct{ server, rule, honest string }{
+		{"crash", "mcp_server_died", "1"},
+		{"hang", "mcp_no_answer", "1"},
+		{"garbage", "mcp_garbage_stdout", "1"},
+		{"is-error-lies", "mcp_is_error_contradicts_ok", "1"},
+		{"replays-last", "correlation_id", "0"}, // its first answer is its own
+		{"key-in-content", "secret", "1"},
+		{"key-in-stderr", "secret", "1"},
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			spec := "mcp:env " + mcptest.Env + "=" + tc.server + " " + mcptest.HonestCallsEnv + "=" + tc.honest + " '" + os.Args[0] + "'"
+			code, stdout, stderr, rep := sshrig(t, "run", "--tool", spec, "--mcp-tool", mcptest.ToolName, "--mcp-session", "shared",
+				"--parallel", "1", "--budget", "1s", "--cases", "started.reset.survive,none.exit0")
+			rules := caseRules(rep)["started.reset.survive"]
+			if code != exitFail || !has(rules, tc.rule) {
+				t.Fatalf("exit %d, started.reset.survive rules %v; want %d with %s\n%s\n%s", code, rules, exitFail, tc.rule, stdout, stderr)
+			}
+			if tc.server == "hang" && !has(rules, "hang") {
+				t.Errorf("a server that never answers is a hang too: %v", rules)
+			}
+			if kids := procs.Children(os.Getpid()); len(kids) > 0 {
+				t.Fatalf("processes left after the run: %v", kids)
+			}
+		})
 	}
 }
