@@ -43,7 +43,7 @@ func withAnswer(v verdict.Verdict, a *tool.Answer, secrets []verdict.Secret) ver
 				Detail: "the " + s.Name + " appears in what the tool's caller is shown (MCP content)"})
 		}
 	}
-	if len(v.Violations) > 0 && (v.Status == verdict.Pass || v.Status == verdict.Inconclusive) {
+	if len(v.Violations) > 0 {
 		v.Status = verdict.Fail
 	}
 	return v

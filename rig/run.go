@@ -434,6 +434,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		in.Truth = &truth
 	}
 	v := withAnswer(verdict.Judge(in), tr.answer, secrets)
+	v = withViolations(v, crossCase(ev.Events, id, c, v.Reported))
 	if in.Delivered != nil {
 		cat, retry := verdict.Honest(knowledge, in.Delivered)
 		cr.Expected = Expected{Category: cat, Retry: retry}

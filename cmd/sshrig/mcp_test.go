@@ -305,3 +305,72 @@ func TestMCPSharedDefects(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPSharedPoolAcrossCases: a server that keeps one connection for every
+// call, whatever address the call names, carries one case's command over
+// another case's connection when two cases run at once. The rig attributes a
+// connection to the case that opened it, so the command shows up in the
+// wrong case's evidence: that case gets foreign_request (not a follow-up of
+// its own), and a case whose address saw no connection, yet got a result
+// claiming a request was sent, gets no_connection. Which cases share
+// depends on scheduling, so the test checks the rule against each case's
+// own evidence.
+func TestMCPSharedPoolAcrossCases(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", "--tool", defectSpec("pool-redials"), "--mcp-tool", mcptest.ToolName,
+		"--mcp-session", "shared", "--parallel", "2", "--cases", "none.*,c04.*", "--out", dir, "-q"}, &stdout, &stderr)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d:\n%s\n%s", code, exitFail, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	json.Unmarshal(b, &rep)
+	rules := caseRules(rep)
+	for id, rs := range rules {
+		tb, err := os.ReadFile(filepath.Join(dir, "transcripts", id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr struct {
+			Target struct {
+				CorrelationID string `json:"correlation_id"`
+			} `json:"target"`
+			Events []struct {
+				Kind     string `json:"kind"`
+				MarkerID string `json:"marker_id"`
+			} `json:"events"`
+		}
+		json.Unmarshal(tb, &tr)
+		hosted, connected := false, false
+		for _, e := range tr.Events {
+			hosted = hosted || (e.Kind == "exec" && e.MarkerID != "" && e.MarkerID != tr.Target.CorrelationID)
+			connected = connected || e.Kind == "conn_accepted"
+		}
+		if hosted != has(rs, "foreign_request") {
+			t.Errorf("%s: carried another case's command: %t; rules %v", id, hosted, rs)
+		}
+		category := reportedCategory(rep, id)
+		claims := category != "" && category != "local_failure"
+		if (!connected && claims) != has(rs, "no_connection") {
+			t.Errorf("%s: connected %t, reported %q; rules %v", id, connected, category, rs)
+		}
+	}
+}
+
+// reportedCategory is the category case id reported, "" when none parsed.
+func reportedCategory(rep map[string]any, id string) string {
+	cases, _ := rep["cases"].([]any)
+	for _, c := range cases {
+		c := c.(map[string]any)
+		if c["id"] == id {
+			r, _ := c["reported"].(map[string]any)
+			cat, _ := r["category"].(string)
+			return cat
+		}
+	}
+	return ""
+}

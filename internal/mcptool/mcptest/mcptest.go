@@ -84,6 +84,7 @@ var Defects = map[string]string{
 	"key-in-content": "adds a debug text item holding the private key to an honest result",
 	"key-in-stderr":  "logs the private key on its stderr",
 	"cached-conn":    "keeps one SSH connection for all calls and answers from it after a cut killed it",
+	"pool-redials":   "keeps one SSH connection for all calls, whatever address a call names, and dials again only when it is dead",
 }
 
 // Names lists the servers, sorted.
@@ -149,6 +150,17 @@ var handlers = map[string]handler{
 		return &mcp.CallToolResult{IsError: false}, honest(ctx, a), nil
 	},
 	"cached-conn": cachedConn,
+	"pool-redials": func(ctx context.Context, req *mcp.CallToolRequest, a Args) (*mcp.CallToolResult, any, error) {
+		cacheMu.Lock()
+		if cached != nil {
+			if _, _, err := cached.SendRequest("keepalive@openssh.com", true, nil); err != nil {
+				cached.Close()
+				cached = nil
+			}
+		}
+		cacheMu.Unlock()
+		return cachedConn(ctx, req, a)
+	},
 	"replays-last": func(ctx context.Context, _ *mcp.CallToolRequest, a Args) (*mcp.CallToolResult, any, error) {
 		r := honest(ctx, a)
 		lastMu.Lock()
