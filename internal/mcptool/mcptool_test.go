@@ -15,6 +15,7 @@ import (
 	"github.com/sshrig/sshrig/internal/mcptool/mcptest"
 	"github.com/sshrig/sshrig/internal/procs"
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -246,5 +247,42 @@ func TestSharedSurvivesCases(t *testing.T) {
 	}
 	if kids := procs.Children(os.Getpid()); len(kids) > 0 {
 		t.Fatalf("server left after Close: %v", kids)
+	}
+}
+
+// TestFreshEnvironment: a fresh server gets the case's SSHRIG_* variables,
+// so a server that reads its target from its environment works unchanged.
+func TestFreshEnvironment(t *testing.T) {
+	m := self(t, "env-only", Fresh)
+	ctx, cancel := context.WithTimeout(context.Background(), target.Deadline)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	a := m.RunAnswer(ctx, target, &stdout, &stderr)
+	r, err := result.Parse(stdout.Bytes())
+	if err != nil || len(a.Findings) != 0 {
+		t.Fatalf("%v %+v\nstdout %s\nstderr %s", err, a.Findings, stdout.String(), stderr.String())
+	}
+	// 127.0.0.1:1 refuses: the reference client found the address in the environment.
+	if r.CorrelationID != target.CorrelationID || r.Category != result.LocalFailure {
+		t.Fatalf("result %+v", r)
+	}
+}
+
+// TestOpenTimeout: a program that never answers initialize fails installed
+// once the open timeout is spent, and is not left running.
+func TestOpenTimeout(t *testing.T) {
+	for _, session := range []string{Fresh, Shared} {
+		m, err := New("mcp:sleep 60", Options{Tool: "x", Session: session, OpenTimeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = m.Preflight(context.Background())
+		m.Close()
+		if err == nil || !strings.Contains(err.Error(), "installed: the server did not initialise: it did not answer initialize in time") {
+			t.Fatalf("%s: %v", session, err)
+		}
+		if kids := procs.Children(os.Getpid()); len(kids) > 0 {
+			t.Fatalf("%s: left %v", session, kids)
+		}
 	}
 }

@@ -46,7 +46,16 @@ type Options struct {
 	Args string
 	// Session is Fresh (the default) or Shared.
 	Session string
+	// OpenTimeout bounds the preflight's start, initialize and tools/list
+	// (default DefaultOpenTimeout). A case's own session is bounded by the
+	// case's budget instead.
+	OpenTimeout time.Duration
 }
+
+// DefaultOpenTimeout is long enough for a server run with 'go run' to be
+// built on a loaded machine, short enough not to wait for ever on a server
+// that never answers.
+const DefaultOpenTimeout = time.Minute
 
 // Tool is an MCP server under test.
 type Tool struct {
@@ -56,6 +65,7 @@ type Tool struct {
 	name    string
 	args    Args
 	session string
+	timeout time.Duration
 
 	mu     sync.Mutex
 	shared *session // Shared mode, once opened
@@ -82,7 +92,10 @@ func New(spec string, o Options) (*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tool{spec: spec, name: o.Tool, args: args, session: o.Session}
+	if o.OpenTimeout <= 0 {
+		o.OpenTimeout = DefaultOpenTimeout
+	}
+	t := &Tool{spec: spec, name: o.Tool, args: args, session: o.Session, timeout: o.OpenTimeout}
 	switch {
 	case strings.HasPrefix(spec, StdioPrefix):
 		argv, err := shlex.Split(strings.TrimPrefix(spec, StdioPrefix), true)
@@ -162,10 +175,14 @@ func (m *Tool) open(ctx context.Context, env []string, stderr io.Writer) (*sessi
 		if s.srv != nil {
 			if g := s.srv.stdout.Garbage(); g != nil {
 				why = fmt.Sprintf("it wrote %q on stdout, which is not JSON-RPC", g)
+			} else if ctx.Err() != nil {
+				why = "it did not answer initialize in time"
 			} else if end := s.srv.gone(time.Second); end != "" {
 				why = "it ended (" + end + ") before answering initialize"
 			}
 			s.srv.stop()
+		} else if ctx.Err() != nil {
+			why = "it did not answer initialize in time"
 		}
 		return nil, &StateError{"installed", fmt.Errorf("the server did not initialise: %s", why)}
 	}
@@ -197,6 +214,8 @@ func (m *Tool) open(ctx context.Context, env []string, stderr io.Writer) (*sessi
 // opens is the run's. A stdio server in Fresh mode is started here without
 // a case's SSHRIG_* environment, as it must start before any case.
 func (m *Tool) Preflight(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
 	if m.session == Shared {
 		_, err := m.sharedSession(ctx)
 		return err
@@ -219,8 +238,9 @@ func (m *Tool) sharedSession(ctx context.Context) (*session, error) {
 		return m.shared, nil
 	}
 	tail := &stderrTail{}
-	// The run's server outlives any one case's context.
-	s, err := m.open(context.WithoutCancel(ctx), nil, tail)
+	// The run's server outlives any one case's context; only opening it is
+	// bounded.
+	s, err := m.open(ctx, nil, tail)
 	if err != nil {
 		return nil, err
 	}

@@ -85,6 +85,7 @@ var Defects = map[string]string{
 	"key-in-stderr":  "logs the private key on its stderr",
 	"cached-conn":    "keeps one SSH connection for all calls and answers from it after a cut killed it",
 	"pool-redials":   "keeps one SSH connection for all calls, whatever address a call names, and dials again only when it is dead",
+	"env-only":       "ignores its arguments and reads its target from the SSHRIG_* environment (honest in fresh mode)",
 }
 
 // Names lists the servers, sorted.
@@ -150,6 +151,16 @@ var handlers = map[string]handler{
 		return &mcp.CallToolResult{IsError: false}, honest(ctx, a), nil
 	},
 	"cached-conn": cachedConn,
+	"env-only": func(ctx context.Context, _ *mcp.CallToolRequest, _ Args) (*mcp.CallToolResult, any, error) {
+		t, err := tool.FromEnv(os.Getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		var out bytes.Buffer
+		tools.Reference{}.Run(ctx, t, &out, os.Stderr)
+		r, _ := result.Parse(out.Bytes())
+		return &mcp.CallToolResult{IsError: !r.OK}, r, nil
+	},
 	"pool-redials": func(ctx context.Context, req *mcp.CallToolRequest, a Args) (*mcp.CallToolResult, any, error) {
 		cacheMu.Lock()
 		if cached != nil {
