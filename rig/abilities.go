@@ -29,8 +29,9 @@ func invocableReason(t tool.Tool, reason string) string {
 }
 
 // withAnswer adds what an Answerer reported to the verdict: its findings,
-// and any secret in what its caller was shown. A finding fails the case.
-func withAnswer(v verdict.Verdict, a *tool.Answer, secrets []verdict.Secret) verdict.Verdict {
+// and any secret in what its caller was shown that is not already in the
+// result on stdout (the verdict reports that one). A finding fails the case.
+func withAnswer(v verdict.Verdict, a *tool.Answer, secrets []verdict.Secret, stdout []byte) verdict.Verdict {
 	if a == nil {
 		return v
 	}
@@ -38,7 +39,7 @@ func withAnswer(v verdict.Verdict, a *tool.Answer, secrets []verdict.Secret) ver
 		v.Violations = append(v.Violations, verdict.Violation{Assertion: f.Assertion, Rule: f.Rule, Detail: f.Detail})
 	}
 	for _, s := range secrets {
-		if len(s.Data) > 0 && bytes.Contains(a.Shown, s.Data) {
+		if len(s.Data) > 0 && bytes.Contains(a.Shown, s.Data) && !bytes.Contains(stdout, s.Data) {
 			v.Violations = append(v.Violations, verdict.Violation{Assertion: verdict.AssertEvidence, Rule: verdict.RuleSecret,
 				Detail: "the " + s.Name + " appears in what the tool's caller is shown (MCP content)"})
 		}

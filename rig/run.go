@@ -433,7 +433,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		truth := ev.Truth
 		in.Truth = &truth
 	}
-	v := withAnswer(verdict.Judge(in), tr.answer, secrets)
+	v := withAnswer(verdict.Judge(in), tr.answer, secrets, tr.stdout)
 	v = withViolations(v, crossCase(ev.Events, id, c, v.Reported))
 	if in.Delivered != nil {
 		cat, retry := verdict.Honest(knowledge, in.Delivered)

@@ -286,3 +286,23 @@ func TestOpenTimeout(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRead: whatever text a server answers, reading it never panics, and it
+// is either a contract that parses or a free-text finding.
+func FuzzRead(f *testing.F) {
+	f.Add(contract, true)
+	f.Add("Error: EOF", false)
+	f.Add(`{"ok":true}`, false)
+	f.Add("", true)
+	f.Fuzz(func(t *testing.T, s string, isError bool) {
+		out, fs := read(&mcp.CallToolResult{IsError: isError, Content: text(s)}, nil)
+		_, err := result.Parse(out)
+		free := false
+		for _, f := range fs {
+			free = free || f.Rule == verdict.RuleMCPFreeText
+		}
+		if (err != nil) != free {
+			t.Fatalf("text %q: parse error %v, free-text finding %t", s, err, free)
+		}
+	})
+}
