@@ -153,6 +153,10 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		Budget:  o.Budget.String(),
 	}
 
+	if err := toolPreflight(ctx, o.Tool); err != nil {
+		rep.Preflight = Preflight{Error: err.Error()}
+		return rep, &PreflightError{Reason: err.Error()}
+	}
 	pre := r.preflight(ctx)
 	rep.Preflight = pre
 	if pre.Error != "" {
@@ -237,6 +241,7 @@ type toolRun struct {
 	duration       time.Duration
 	hung           bool
 	exit           *tool.ProcessExit // for tools that run as programs
+	answer         *tool.Answer      // for tools that speak a protocol of their own
 }
 
 // invoke runs the tool against the case and gives up on it after the budget
@@ -256,14 +261,22 @@ func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (to
 			tr.exit = &exit
 			return
 		}
+		if a, ok := r.o.Tool.(tool.Answerer); ok {
+			answer := a.RunAnswer(tctx, t, stdout, stderr)
+			tr.answer = &answer
+			return
+		}
 		r.o.Tool.Run(tctx, t, stdout, stderr)
 	}()
 	select {
 	case <-done:
 	case <-tctx.Done():
 		tr.hung = ctx.Err() == nil
-		if _, ok := r.o.Tool.(tool.Process); ok {
-			// Its process group is being killed; the exit is on its way.
+		_, process := r.o.Tool.(tool.Process)
+		_, answerer := r.o.Tool.(tool.Answerer)
+		if process || answerer {
+			// Its process group is being killed (or it returns once ctx
+			// ends); the exit is on its way.
 			<-done
 		}
 	}
@@ -369,7 +382,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	r.logEvidence(c, id, ev, read)
 	in := r.verdictInput(c, t, tr, ev, secrets)
 	in.Read = &read
-	r.judge(&cr, in, ev, secrets)
+	r.judge(&cr, c, in, tr, ev, secrets)
 	cr.DurationMS = time.Since(start).Milliseconds()
 	cr.ToolMS = tr.duration.Milliseconds()
 	if ev.Cut != nil {
@@ -506,8 +519,9 @@ func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evid
 }
 
 // judge puts the verdict on in into cr, with nothing secret in it, and logs it.
-func (r *runner) judge(cr *CaseReport, in verdict.Input, ev *engine.Evidence, secrets []secret.Secret) {
-	v := verdict.Judge(in)
+func (r *runner) judge(cr *CaseReport, c Case, in verdict.Input, tr toolRun, ev *engine.Evidence, secrets []secret.Secret) {
+	v := withAnswer(verdict.Judge(in), tr.answer, secrets, tr.stdout)
+	v = withViolations(v, crossCase(ev.Events, in.CorrelationID, c, v.Reported))
 	cr.Expected = Expected{Category: v.Expected.Category, Retry: v.Expected.Retry}
 	// The report never carries key material, even when the tool printed it.
 	cr.Verdict, cr.Grade, cr.Steps = Verdict(v.Status), Grade(v.Grade), v.Path
@@ -576,6 +590,9 @@ func (r *runner) preflight(ctx context.Context) Preflight {
 		if cr.Truth != nil {
 			p.Error += fmt.Sprintf(" (starts %d, completes %d)", cr.Truth.Starts, cr.Truth.Completes)
 		}
+	}
+	if p.Error != "" {
+		p.Error = invocableReason(r.o.Tool, p.Error)
 	}
 	return p
 }

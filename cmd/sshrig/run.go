@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -26,6 +27,7 @@ type runFlags struct {
 	matrix   string
 	logCmds  bool
 	targetFlags
+	mcp mcpFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -53,7 +55,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.tool, "tool", "reference", "tool under test: a built-in tool (see 'sshrig tools') or 'exec:COMMAND ARGS…' (docs/tool-contract.md)")
+	fl.StringVar(&f.tool, "tool", "reference", "tool under test: a built-in tool (see 'sshrig tools') 'exec:COMMAND ARGS…' (docs/tool-contract.md), or an MCP server as 'mcp:COMMAND ARGS…' or 'mcp+http://HOST:PORT/PATH' (docs/mcp.md)")
 	fl.StringVar(&f.cases, "cases", "", "comma-separated globs over case ids and aliases (default: every case; see 'sshrig cases')")
 	fl.StringVar(&f.matrix, "matrix", "", "matrix file (YAML, docs/matrix.md) instead of the default matrix")
 	fl.BoolVar(&f.logCmds, "log-commands", false, "put commands' text in the event log (by default only their operation and digest)")
@@ -62,6 +64,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl.StringVar(&f.json, "json", "", "also write the JSON report to this file")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	f.targetFlags.register(fl)
+	f.mcp.register(fl)
 	fl.DurationVar(&f.budget, "budget", rig.DefaultBudget, "deadline the tool gets per case; a tool still running after it (plus 2s grace) hangs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
 	return cmd
@@ -79,9 +82,18 @@ func lookupTool(name string) (tool.Tool, error) {
 }
 
 func runRun(cmd *cobra.Command, f runFlags) error {
-	t, err := lookupTool(f.tool)
+	t, err := f.mcp.lookup(f.tool)
 	if err != nil {
 		return err
+	}
+	if t == nil {
+		t, err = lookupTool(f.tool)
+	}
+	if err != nil {
+		return err
+	}
+	if c, ok := t.(io.Closer); ok {
+		defer c.Close()
 	}
 	if f.parallel < 1 {
 		return usageError("--parallel must be at least 1, got %d", f.parallel)

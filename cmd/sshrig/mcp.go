@@ -1,0 +1,37 @@
+package main
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/sshrig/sshrig/internal/mcptool"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// mcpFlags configure a tool given as 'mcp:COMMAND ARGS…' or
+// 'mcp+http://HOST:PORT/PATH' (docs/mcp.md).
+type mcpFlags struct {
+	tool    string
+	args    string
+	session string
+}
+
+func (f *mcpFlags) register(fl *pflag.FlagSet) {
+	fl.StringVar(&f.tool, "mcp-tool", "", "for an MCP tool: the name of the tool to call (docs/mcp.md)")
+	fl.StringVar(&f.args, "mcp-args", "", "for an MCP tool: the tools/call arguments template, JSON with {addr} {host} {port} {user} {identity} {known_hosts} {command} {correlation_id} {operation} {deadline_ms} (default: every field, docs/mcp.md)")
+	fl.StringVar(&f.session, "mcp-session", mcptool.Fresh, "for an MCP tool: 'fresh' (a server or session per case) or 'shared' (one for the whole run)")
+}
+
+// lookup resolves an MCP tool spec, or returns nil when name is none.
+func (f *mcpFlags) lookup(name string) (tool.Tool, error) {
+	if !mcptool.IsSpec(name) {
+		if f.tool != "" || f.args != "" || f.session != mcptool.Fresh {
+			return nil, usageError("--mcp-tool, --mcp-args and --mcp-session apply only to a tool given as 'mcp:COMMAND ARGS…' or 'mcp+http://HOST:PORT/PATH'")
+		}
+		return nil, nil
+	}
+	t, err := mcptool.New(name, mcptool.Options{Tool: f.tool, Args: f.args, Session: f.session})
+	if err != nil {
+		return nil, usageError("--tool %s: %v", name, err)
+	}
+	return t, nil
+}

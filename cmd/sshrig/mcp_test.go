@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/sshrig/sshrig/internal/mcptool/mcptest"
+	"github.com/sshrig/sshrig/internal/procs"
+)
+
+// A test binary asked to be a defective MCP server is one, before TestMain.
+func init() {
+	if name := os.Getenv(mcptest.Env); name != "" {
+		os.Exit(mcptest.Main(name))
+	}
+}
+
+// defectSpec is the --tool for one of mcptest's defective servers.
+func defectSpec(name string) string {
+	return "mcp:env " + mcptest.Env + "=" + name + " '" + os.Args[0] + "'"
+}
+
+// buildExample builds docs/examples/NAME into a directory of the test's.
+func buildExample(t testing.TB, name string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	out, err := exec.Command("go", "build", "-o", bin, "../../docs/examples/"+name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, err, out)
+	}
+	return bin
+}
+
+// sshrig runs the CLI in this process and returns its exit code, output and
+// the run's report.
+func sshrig(t *testing.T, args ...string) (int, string, string, map[string]any) {
+	t.Helper()
+	dir := t.TempDir()
+	args = append(args, "--out", dir, "-q")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	var rep map[string]any
+	if b, err := os.ReadFile(filepath.Join(dir, "report.json")); err == nil {
+		json.Unmarshal(b, &rep)
+	}
+	return code, stdout.String(), stderr.String(), rep
+}
+
+// caseRules maps each case id of a report to its violations' rules.
+func caseRules(rep map[string]any) map[string][]string {
+	out := map[string][]string{}
+	cases, _ := rep["cases"].([]any)
+	for _, c := range cases {
+		c := c.(map[string]any)
+		id := c["id"].(string)
+		out[id] = []string{}
+		vs, _ := c["violations"].([]any)
+		for _, v := range vs {
+			out[id] = append(out[id], v.(map[string]any)["rule"].(string))
+		}
+	}
+	return out
+}
+
+func has(rules []string, rule string) bool {
+	for _, r := range rules {
+		if r == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMCPPreflightStates: a server that does not initialise, one that lists
+// no tool of that name, and one whose listed tool fails when called each stop
+// the run with exit 3, naming the state that failed.
+func TestMCPPreflightStates(t *testing.T) {
+	for _, tc := range []struct{ server, says string }{
+		{"no-init", "preflight: installed: the server did not initialise"},
+		{"lists-other", `preflight: loaded: tools/list resolves 0 tools named "ssh_exec"`},
+		{"call-fails", "preflight: invocable: "},
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr, _ := sshrig(t, "run", "--tool", defectSpec(tc.server), "--mcp-tool", mcptest.ToolName)
+			if code != exitRigFailed || !strings.Contains(stderr, tc.says) {
+				t.Fatalf("exit %d, want %d with %q:\n%s", code, exitRigFailed, tc.says, stderr)
+			}
+		})
+	}
+}
+
+// httpServer starts the honest example on streamable HTTP and returns its
+// tool spec.
+func httpServer(t *testing.T, bin string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "-http", "127.0.0.1:0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if url, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+			go func() { // keep draining what the server logs
+				for sc.Scan() {
+				}
+			}()
+			return "mcp+" + url
+		}
+	}
+	t.Fatalf("the server never said where it listens: %v", sc.Err())
+	return ""
+}
+
+// TestMCPHonestPasses: the honest example passes the whole default matrix in
+// both session modes and over both transports.
+func TestMCPHonestPasses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the whole default matrix, four times")
+	}
+	bin := buildExample(t, "mcp-honest")
+	for _, tc := range []struct{ name, session string }{
+		{"stdio", "fresh"}, {"stdio", "shared"}, {"http", "fresh"}, {"http", "shared"},
+	} {
+		t.Run(tc.name+"-"+tc.session, func(t *testing.T) {
+			t.Parallel()
+			spec := "mcp:" + bin
+			if tc.name == "http" {
+				spec = httpServer(t, bin)
+			}
+			code, stdout, stderr, _ := sshrig(t, "run", "--tool", spec, "--mcp-tool", "ssh_exec", "--mcp-session", tc.session)
+			if code != 0 || !strings.Contains(stdout, " 0 fail, 0 inconclusive") {
+				t.Fatalf("exit %d:\n%s\n%s", code, stdout, stderr)
+			}
+		})
+	}
+}
+
+// TestMCPNaiveFails: the naive example passes where nothing goes wrong and
+// fails, with the MCP finding named, where an error reaches the agent as raw
+// text.
+func TestMCPNaiveFails(t *testing.T) {
+	bin := buildExample(t, "mcp-naive")
+	code, stdout, stderr, rep := sshrig(t, "run", "--tool", "mcp:"+bin, "--mcp-tool", "ssh_exec",
+		"--cases", "none.exit0,handshake.reset.survive,started.reset.survive,exit-status.close.exit3")
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d:\n%s\n%s", code, exitFail, stdout, stderr)
+	}
+	rules := caseRules(rep)
+	if r := rules["none.exit0"]; len(r) != 0 {
+		t.Errorf("none.exit0: %v, want a pass (its contract is in the text)", r)
+	}
+	for _, id := range []string{"handshake.reset.survive", "started.reset.survive", "exit-status.close.exit3"} {
+		if !has(rules[id], "mcp_free_text") {
+			t.Errorf("%s: rules %v, want mcp_free_text", id, rules[id])
+		}
+	}
+}
+
+// TestMCPSharedCachedConnection: in shared mode a server that keeps one SSH
+// connection answers the next case from a connection that is gone; the rig
+// fails it (the honest server, which dials per call, passes in
+// TestMCPHonestPasses).
+func TestMCPSharedCachedConnection(t *testing.T) {
+	code, stdout, stderr, rep := sshrig(t, "run", "--tool", defectSpec("cached-conn"), "--mcp-tool", mcptest.ToolName,
+		"--mcp-session", "shared", "--parallel", "1", "--cases", "started.reset.survive,none.exit0")
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d:\n%s\n%s", code, exitFail, stdout, stderr)
+	}
+	cases, _ := rep["cases"].([]any)
+	for _, c := range cases {
+		c := c.(map[string]any)
+		if c["id"] != "none.exit0" {
+			continue
+		}
+		reported, _ := c["reported"].(map[string]any)
+		if c["verdict"] != "fail" || reported["category"] != "local_failure" {
+			t.Fatalf("none.exit0 after a cut: %v, want a failure reporting local_failure from the dead connection", c)
+		}
+		return
+	}
+	t.Fatalf("no none.exit0 in %v", rep)
+}
+
+// TestDocsMCPHTTP runs the streamable HTTP example of docs/mcp.md as written,
+// on a free port: the server the user starts, then the run against it.
+func TestDocsMCPHTTP(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	lines := strings.Split(strings.TrimSpace(block), "\n")
+	if !ok || len(lines) != 2 || !strings.HasSuffix(lines[0], " &") || !strings.HasPrefix(lines[1], "sshrig run ") {
+		t.Fatalf("docs/mcp.md's sh block is not 'server &' then 'sshrig run': %q", lines)
+	}
+	const docPort = "127.0.0.1:8931"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().String()
+	ln.Close()
+	server := exec.Command("sh", "-c", "exec "+strings.ReplaceAll(strings.TrimSuffix(lines[0], " &"), docPort, port))
+	server.Dir = "../.."
+	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := server.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		syscall.Kill(-server.Process.Pid, syscall.SIGKILL)
+		server.Wait()
+	}()
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "listening on ") {
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	args := strings.Fields(strings.ReplaceAll(strings.TrimPrefix(lines[1], "sshrig "), docPort, port))
+	code, stdout, errOut, _ := sshrig(t, args...)
+	if code != 0 {
+		t.Fatalf("%s: exit %d\n%s\n%s", lines[1], code, stdout, errOut)
+	}
+}
+
+// TestMCPUsage: bad MCP flags are bad usage (exit 2) with a message naming
+// the flag; a tool name the server does not list stops at loaded, as
+// docs/mcp.md prints it.
+func TestMCPUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--tool", "mcp:true"}, "no MCP tool named (--mcp-tool NAME)"},
+		{[]string{"--mcp-tool", "ssh_exec"}, "apply only to a tool given as 'mcp:"},
+		{[]string{"--tool", "mcp:true", "--mcp-tool", "x", "--mcp-session", "bogus"}, `session "bogus" is neither "fresh" nor "shared"`},
+		{[]string{"--tool", "mcp:true", "--mcp-tool", "x", "--mcp-args", `{"cmd": {command}}`}, "arguments template"},
+		{[]string{"--tool", "mcp+http://", "--mcp-tool", "x"}, "is not an http(s)://HOST:PORT/PATH address"},
+		{[]string{"--tool", "mcp:", "--mcp-tool", "x"}, "names no program"},
+	} {
+		code, _, stderr, _ := sshrig(t, append([]string{"run"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.says) {
+			t.Errorf("%q: exit %d, want %d with %q:\n%s", tc.args, code, exitUsage, tc.says, stderr)
+		}
+	}
+	code, _, stderr, _ := sshrig(t, "run", "--tool", "mcp:go run ../../docs/examples/mcp-honest", "--mcp-tool", "no_such_tool")
+	const says = `preflight: loaded: tools/list resolves 0 tools named "no_such_tool" (the server lists only ssh_exec)`
+	if code != exitRigFailed || !strings.Contains(stderr, says) {
+		t.Errorf("exit %d, want %d with %q:\n%s", code, exitRigFailed, says, stderr)
+	}
+}
+
+// TestMCPSharedDefects: in one shared session that answered the preflight
+// honestly, each defect gets its own finding on the next case, and once the
+// run is over no server process is left.
+func TestMCPSharedDefects(t *testing.T) {
+	for _, tc := range []struct{ server, rule, honest string }{
+		{"crash", "mcp_server_died", "1"},
+		{"hang", "mcp_no_answer", "1"},
+		{"garbage", "mcp_garbage_stdout", "1"},
+		{"is-error-lies", "mcp_is_error_contradicts_ok", "1"},
+		{"replays-last", "correlation_id", "0"}, // its first answer is its own
+		{"key-in-content", "secret", "1"},
+		{"key-in-stderr", "secret", "1"},
+	} {
+		t.Run(tc.server, func(t *testing.T) {
+			spec := "mcp:env " + mcptest.Env + "=" + tc.server + " " + mcptest.HonestCallsEnv + "=" + tc.honest + " '" + os.Args[0] + "'"
+			code, stdout, stderr, rep := sshrig(t, "run", "--tool", spec, "--mcp-tool", mcptest.ToolName, "--mcp-session", "shared",
+				"--parallel", "1", "--budget", "1s", "--cases", "started.reset.survive,none.exit0")
+			rules := caseRules(rep)["started.reset.survive"]
+			if code != exitFail || !has(rules, tc.rule) {
+				t.Fatalf("exit %d, started.reset.survive rules %v; want %d with %s\n%s\n%s", code, rules, exitFail, tc.rule, stdout, stderr)
+			}
+			if tc.server == "hang" && !has(rules, "hang") {
+				t.Errorf("a server that never answers is a hang too: %v", rules)
+			}
+			if kids := procs.Children(os.Getpid()); len(kids) > 0 {
+				t.Fatalf("processes left after the run: %v", kids)
+			}
+		})
+	}
+}
+
+// TestMCPSharedPoolAcrossCases: a server that keeps one connection for every
+// call, whatever address the call names, carries one case's command over
+// another case's connection when two cases run at once. The rig attributes a
+// connection to the case that opened it, so the command shows up in the
+// wrong case's evidence: that case gets foreign_request (not a follow-up of
+// its own), and a case whose address saw no connection, yet got a result
+// claiming a request was sent, gets no_connection. Which cases share
+// depends on scheduling, so the test checks the rule against each case's
+// own evidence.
+func TestMCPSharedPoolAcrossCases(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"run", "--tool", defectSpec("pool-redials"), "--mcp-tool", mcptest.ToolName,
+		"--mcp-session", "shared", "--parallel", "2", "--cases", "none.*,c04.*", "--out", dir, "-q"}, &stdout, &stderr)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d:\n%s\n%s", code, exitFail, stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep map[string]any
+	json.Unmarshal(b, &rep)
+	rules := caseRules(rep)
+	for id, rs := range rules {
+		tb, err := os.ReadFile(filepath.Join(dir, "transcripts", id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr struct {
+			Target struct {
+				CorrelationID string `json:"correlation_id"`
+			} `json:"target"`
+			Events []struct {
+				Kind     string `json:"kind"`
+				MarkerID string `json:"marker_id"`
+			} `json:"events"`
+		}
+		json.Unmarshal(tb, &tr)
+		hosted, connected := false, false
+		for _, e := range tr.Events {
+			hosted = hosted || (e.Kind == "exec" && e.MarkerID != "" && e.MarkerID != tr.Target.CorrelationID)
+			connected = connected || e.Kind == "conn_accepted"
+		}
+		if hosted != has(rs, "foreign_request") {
+			t.Errorf("%s: carried another case's command: %t; rules %v", id, hosted, rs)
+		}
+		category := reportedCategory(rep, id)
+		claims := category != "" && category != "local_failure"
+		if (!connected && claims) != has(rs, "no_connection") {
+			t.Errorf("%s: connected %t, reported %q; rules %v", id, connected, category, rs)
+		}
+	}
+}
+
+// reportedCategory is the category case id reported, "" when none parsed.
+func reportedCategory(rep map[string]any, id string) string {
+	cases, _ := rep["cases"].([]any)
+	for _, c := range cases {
+		c := c.(map[string]any)
+		if c["id"] == id {
+			r, _ := c["reported"].(map[string]any)
+			cat, _ := r["category"].(string)
+			return cat
+		}
+	}
+	return ""
+}

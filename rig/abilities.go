@@ -1,0 +1,52 @@
+package rig
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/sshrig/sshrig/internal/secret"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// Optional abilities of a tool (package tool): an Answerer's findings join
+// the verdict's, and a Preflighter's own checks run before the no-fault case.
+
+// toolPreflight runs the tool's own preflight, when it has one.
+func toolPreflight(ctx context.Context, t tool.Tool) error {
+	if p, ok := t.(tool.Preflighter); ok {
+		return p.Preflight(ctx)
+	}
+	return nil
+}
+
+// invocableReason names, for a tool whose preflight has states of its own,
+// the state the no-fault case proves.
+func invocableReason(t tool.Tool, reason string) string {
+	if _, ok := t.(tool.Preflighter); ok {
+		return "invocable: " + reason
+	}
+	return reason
+}
+
+// withAnswer adds what an Answerer reported to the verdict: its findings,
+// and any secret in what its caller was shown that is not already in the
+// result on stdout (the verdict reports that one). A finding fails the case.
+func withAnswer(v verdict.Verdict, a *tool.Answer, secrets []secret.Secret, stdout []byte) verdict.Verdict {
+	if a == nil {
+		return v
+	}
+	for _, f := range a.Findings {
+		v.Violations = append(v.Violations, verdict.Violation{Assertion: f.Assertion, Rule: f.Rule, Detail: f.Detail})
+	}
+	for _, s := range secrets {
+		if len(s.Data) > 0 && bytes.Contains(a.Shown, s.Data) && !bytes.Contains(stdout, s.Data) {
+			v.Violations = append(v.Violations, verdict.Violation{Assertion: verdict.AssertEvidence, Rule: verdict.RuleSecret,
+				Detail: "the " + s.Name + " appears in what the tool's caller is shown (MCP content)"})
+		}
+	}
+	if len(v.Violations) > 0 {
+		v.Status = verdict.Fail
+	}
+	return v
+}

@@ -1,0 +1,50 @@
+package rig
+
+import (
+	"fmt"
+
+	"github.com/sshrig/sshrig/fault"
+	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/result"
+)
+
+// crossCase finds, in one case's own evidence, the marks of a tool that
+// carries work across cases (a cached connection, a pool shared by
+// concurrent calls): another case's command on this case's connection, or a
+// result for a case whose address saw no connection at all. Without these,
+// the first case would be blamed for the other's command (as a follow-up) and
+// the other, never connected, could pass as "conservative".
+func crossCase(events []control.Event, id string, c Case, reported *result.Result) []verdict.Violation {
+	var out []verdict.Violation
+	connected := false
+	seen := map[string]bool{}
+	for _, e := range events {
+		switch {
+		case e.Kind == control.ConnAccepted:
+			connected = true
+		case e.Kind == control.ExecReceived && e.MarkerID != "" && e.MarkerID != id && !seen[e.MarkerID]:
+			seen[e.MarkerID] = true
+			out = append(out, verdict.Violation{Assertion: verdict.AssertEvidence, Rule: verdict.RuleForeignRequest,
+				Detail: fmt.Sprintf("the command of correlation id %s arrived over connection %d, which the tool opened for this case: it carries connections across cases", e.MarkerID, e.Conn)})
+		}
+	}
+	// Only a case with no cut and a reachable address is sure to see a
+	// connection from a tool that did its work.
+	planned := c.Moment == fault.None && c.Cut != fault.Stall && c.Host == ""
+	if planned && !connected && reported != nil && reported.Category != result.LocalFailure {
+		out = append(out, verdict.Violation{Assertion: verdict.AssertEvidence, Rule: verdict.RuleNoConnection,
+			Detail: fmt.Sprintf("the tool reported %s, but never connected to this case's address: the answer cannot be about this case's request", reported.Category)})
+	}
+	return out
+}
+
+// withViolations adds violations found outside verdict.Judge; any fails the case.
+func withViolations(v verdict.Verdict, vs []verdict.Violation) verdict.Verdict {
+	if len(vs) == 0 {
+		return v
+	}
+	v.Violations = append(v.Violations, vs...)
+	v.Status = verdict.Fail
+	return v
+}
