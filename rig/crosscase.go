@@ -5,6 +5,7 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/result"
 )
@@ -17,22 +18,14 @@ import (
 // the other, never connected, could pass as "conservative".
 func crossCase(events []control.Event, id string, c Case, reported *result.Result) []verdict.Violation {
 	var out []verdict.Violation
-	connected := false
-	seen := map[string]bool{}
-	for _, e := range events {
-		switch {
-		case e.Kind == control.ConnAccepted:
-			connected = true
-		case e.Kind == control.ExecReceived && e.MarkerID != "" && e.MarkerID != id && !seen[e.MarkerID]:
-			seen[e.MarkerID] = true
-			out = append(out, verdict.Violation{Assertion: verdict.AssertEvidence, Rule: verdict.RuleForeignRequest,
-				Detail: fmt.Sprintf("the command of correlation id %s arrived over connection %d, which the tool opened for this case: it carries connections across cases", e.MarkerID, e.Conn)})
-		}
+	for _, f := range evidence.Of(events, id).Foreign() {
+		out = append(out, verdict.Violation{Assertion: verdict.AssertEvidence, Rule: verdict.RuleForeignRequest,
+			Detail: fmt.Sprintf("the command of correlation id %s arrived over connection %d, which the tool opened for this case: it carries connections across cases", f.MarkerID, f.Conn)})
 	}
 	// Only a case with no cut and a reachable address is sure to see a
 	// connection from a tool that did its work.
 	planned := c.Moment == fault.None && c.Cut != fault.Stall && c.Host == ""
-	if planned && !connected && reported != nil && reported.Category != result.LocalFailure {
+	if planned && !evidence.Connected(events) && reported != nil && reported.Category != result.LocalFailure {
 		out = append(out, verdict.Violation{Assertion: verdict.AssertEvidence, Rule: verdict.RuleNoConnection,
 			Detail: fmt.Sprintf("the tool reported %s, but never connected to this case's address: the answer cannot be about this case's request", reported.Category)})
 	}

@@ -138,7 +138,7 @@ func parseLine(b []byte) (parsed, error) {
 	}
 	rest, ok := bytes.CutPrefix(b, []byte(`{"seq":`))
 	if !ok {
-		return p, errors.New(`does not start with {"seq":`)
+		return p, errors.New(`does not start with its "seq" field`)
 	}
 	n := 0
 	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {

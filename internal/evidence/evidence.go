@@ -339,3 +339,25 @@ func (c Case) Processes() []reconcile.Process {
 	}
 	return out
 }
+
+// Foreign is another case's command that arrived on one of this case's
+// connections: the mark of a tool that carries connections across cases.
+type Foreign struct {
+	MarkerID string // the other case's correlation id
+	Conn     int    // this case's connection it arrived on
+}
+
+// Foreign lists, once per other correlation id and in arrival order, the
+// commands carrying another case's markers that this case's connections
+// delivered.
+func (c Case) Foreign() []Foreign {
+	var out []Foreign
+	seen := map[string]bool{}
+	for _, e := range c.events {
+		if e.Kind == control.ExecReceived && e.MarkerID != "" && e.MarkerID != c.id && !seen[e.MarkerID] {
+			seen[e.MarkerID] = true
+			out = append(out, Foreign{MarkerID: e.MarkerID, Conn: e.Conn})
+		}
+	}
+	return out
+}

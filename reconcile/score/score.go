@@ -315,25 +315,10 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 		return row
 	}
 
-	if r.op.Setup != "" {
-		out, err := r.onTarget(sctx, r.op.Setup)
-		r.tx.Setup = out
-		if err != nil {
-			return notProduced("the operation's set-up failed: " + err.Error())
-		}
-	}
-	if r.op.Teardown != "" {
-		// Whatever happens, and even when interrupted: the set-up may
-		// have started processes on the target.
-		defer func() {
-			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			out, err := r.onTarget(tctx, r.op.Teardown)
-			r.tx.Teardown = out
-			if err != nil && r.o.Progress != nil {
-				fmt.Fprintf(r.o.Progress, "sshrig: %s: the operation's teardown failed: %v\n", s, err)
-			}
-		}()
+	teardown, why := r.setUp(ctx, sctx, s)
+	defer teardown()
+	if why != "" {
+		return notProduced(why)
 	}
 
 	if s == reconcile.StillRunning {
@@ -388,6 +373,32 @@ func (r *runner) produce(ctx context.Context, s reconcile.Scenario, probe bool) 
 		pr = &p
 	}
 	return r.grade(row, pr)
+}
+
+// setUp runs the operation's set-up on the target and returns its teardown,
+// to run whatever happens (even when interrupted: the set-up may have started
+// processes on the target), and why the set-up failed, or "".
+func (r *runner) setUp(ctx, sctx context.Context, s reconcile.Scenario) (teardown func(), why string) {
+	teardown = func() {}
+	if r.op.Setup != "" {
+		out, err := r.onTarget(sctx, r.op.Setup)
+		r.tx.Setup = out
+		if err != nil {
+			return teardown, "the operation's set-up failed: " + err.Error()
+		}
+	}
+	if r.op.Teardown != "" {
+		teardown = func() {
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			out, err := r.onTarget(tctx, r.op.Teardown)
+			r.tx.Teardown = out
+			if err != nil && r.o.Progress != nil {
+				fmt.Fprintf(r.o.Progress, "sshrig: %s: the operation's teardown failed: %v\n", s, err)
+			}
+		}
+	}
+	return teardown, ""
 }
 
 // established reads the truth of the state row is producing from the case's
