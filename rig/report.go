@@ -119,6 +119,8 @@ type CaseReport struct {
 	ToolMS        int64                  `json:"tool_ms"`
 	CutLatencyUS  int64                  `json:"cut_latency_us,omitempty"`
 	Transcript    string                 `json:"transcript,omitempty"`
+
+	diag *diagnosis // both sides' account, for the preflight's message
 }
 
 func (r *Report) summarize(d time.Duration) {

@@ -51,6 +51,10 @@ type Options struct {
 	Out *RunDir
 	// Progress, when not nil, gets one line per finished case.
 	Progress io.Writer
+	// RefusePTY makes the server refuse every pty-req, the preflight's
+	// included, as an sshd with PermitTTY no does: a tool that cannot work
+	// without a terminal fails the preflight, which names the refusal.
+	RefusePTY bool
 }
 
 func (o *Options) defaults() {
@@ -344,7 +348,9 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	if r.o.Out != nil {
 		r.o.Out.Bind(id, c.ID)
 	}
-	run, err := r.env.Begin(ctx, c.spec(id))
+	spec := c.spec(id)
+	spec.RefusePTY = r.o.RefusePTY
+	run, err := r.env.Begin(ctx, spec)
 	if err != nil {
 		return inconclusive("could not set the case up: " + err.Error())
 	}
@@ -383,6 +389,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	in := r.verdictInput(c, t, tr, ev, secrets)
 	in.Read = &read
 	r.judge(&cr, c, in, tr, ev, secrets)
+	cr.diag = diagnose(ev, id, tr.stderr, secrets)
 	cr.DurationMS = time.Since(start).Milliseconds()
 	cr.ToolMS = tr.duration.Milliseconds()
 	if ev.Cut != nil {
@@ -592,7 +599,7 @@ func (r *runner) preflight(ctx context.Context) Preflight {
 		}
 	}
 	if p.Error != "" {
-		p.Error = invocableReason(r.o.Tool, p.Error)
+		p.Error = invocableReason(r.o.Tool, p.Error) + cr.diag.String()
 	}
 	return p
 }

@@ -26,6 +26,7 @@ type runFlags struct {
 	quiet    bool
 	matrix   string
 	logCmds  bool
+	noPTY    bool
 	targetFlags
 	mcp mcpFlags
 }
@@ -58,6 +59,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl.StringVar(&f.tool, "tool", "reference", "tool under test: a built-in tool (see 'sshrig tools') 'exec:COMMAND ARGS…' (docs/tool-contract.md), or an MCP server as 'mcp:COMMAND ARGS…' or 'mcp+http://HOST:PORT/PATH' (docs/mcp.md)")
 	fl.StringVar(&f.cases, "cases", "", "comma-separated globs over case ids and aliases (default: every case; see 'sshrig cases')")
 	fl.StringVar(&f.matrix, "matrix", "", "matrix file (YAML, docs/matrix.md) instead of the default matrix")
+	fl.BoolVar(&f.noPTY, "refuse-pty", false, "the server refuses every pty-req (as sshd with PermitTTY no), the preflight's included")
 	fl.BoolVar(&f.logCmds, "log-commands", false, "put commands' text in the event log (by default only their operation and digest)")
 	fl.IntVar(&f.parallel, "parallel", 2, "cases run at once")
 	fl.StringVar(&f.out, "out", "", "run directory (default: a new dated directory under ./sshrig-runs/)")
@@ -134,7 +136,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()
-	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir}
+	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir, RefusePTY: f.noPTY}
 	if !f.quiet {
 		o.Progress = stderr
 		fmt.Fprintf(stderr, "sshrig: %d cases, tool %s, target %s, run directory %s\n", len(cases), t.Name(), f.target, dirPath)

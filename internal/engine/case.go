@@ -47,6 +47,9 @@ type Spec struct {
 	// Host, when set, replaces the host part of the address the tool dials
 	// (an unresolvable name, for a local failure).
 	Host string
+	// RefusePTY makes the server refuse pty-req, as an sshd with PermitTTY
+	// no does: the session goes on without a terminal.
+	RefusePTY bool
 }
 
 // Validate checks the spec's values.
@@ -164,6 +167,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	}
 	req.DenyExec = spec.Refusal == fault.DenyExec
 	req.RejectSession = spec.Refusal == fault.RejectSession
+	req.RefusePTY = spec.RefusePTY
 	if spec.Credential != 0 {
 		if err := r.makeCredential(&req); err != nil {
 			r.closeLocal()
