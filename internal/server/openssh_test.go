@@ -140,3 +140,33 @@ func TestSCP(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenSSHControlMaster: commands multiplexed over one ControlMaster
+// connection are sessions of one connection; the wrapped one is the workload.
+func TestOpenSSHControlMaster(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, server.Config{})
+	c := r.newCase(control.Arm{}, nil)
+	sock := r.dir + "/cm.sock"
+	mux := []string{"-o", "ControlMaster=auto", "-o", "ControlPath=" + sock, "-o", "ControlPersist=yes"}
+	target := testUser + "@127.0.0.1"
+	if out, code := run(t, "", "ssh", append(append(c.sshArgs("-p"), mux...), "-n", target, "uname -s")...); code != 0 {
+		t.Fatalf("probe: exit %d: %s", code, out)
+	}
+	out, code := run(t, "", "ssh", append(append(c.sshArgs("-p"), mux...), "-n", target, c.wrap("echo multiplexed; exit 2"))...)
+	if code != 2 || !strings.Contains(out, "multiplexed") {
+		t.Fatalf("workload: exit %d, output %q", code, out)
+	}
+	if out, code := run(t, "", "ssh", append(append(c.sshArgs("-p"), mux...), "-O", "exit", target)...); code != 0 {
+		t.Fatalf("ssh -O exit: %d: %s", code, out)
+	}
+	ev := c.Events()
+	c.checkRan(2)
+	w := workload(t, ev)
+	if len(find(ev, control.ConnAccepted)) != 1 {
+		t.Errorf("%d connections, want 1 (multiplexed)", len(find(ev, control.ConnAccepted)))
+	}
+	if w.Session != 2 {
+		t.Errorf("workload in session %d, want the second", w.Session)
+	}
+}
