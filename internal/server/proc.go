@@ -91,7 +91,16 @@ func (s *Server) spawn(c *caseState, tc *tconn, sid int, req *execRequest, sp sp
 		if err != nil {
 			return nil, fmt.Errorf("pty: %w", err)
 		}
-		toClose, onFail = append(toClose, tty), append(onFail, master)
+		toClose = append(toClose, tty)
+		// The library's master is a blocking file: deadlines would not wake
+		// its reader and Close would wait for a blocked Read, so the kernel's
+		// hangup would never come. A non-blocking duplicate is pollable.
+		master, err = pollable(master)
+		if err != nil {
+			tty.Close()
+			return nil, fmt.Errorf("pty: %w", err)
+		}
+		onFail = append(onFail, master)
 		if err := pty.Setsize(master, sp.pty.winsize()); err != nil {
 			return nil, fmt.Errorf("pty: %w", err)
 		}
@@ -154,6 +163,21 @@ func (s *Server) spawn(c *caseState, tc *tconn, sid int, req *execRequest, sp sp
 		s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Conn: tc.n, Session: sid, PID: pid, Detail: err.Error()})
 	})
 	return p, nil
+}
+
+// pollable returns a non-blocking duplicate of f, which Go's poller serves,
+// and closes f.
+func pollable(f *os.File) (*os.File, error) {
+	defer f.Close()
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
 // reap waits for the leader's exit (and stops, which it undoes: a command

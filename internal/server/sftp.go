@@ -35,7 +35,9 @@ func (ss *sessionState) runSFTP() {
 	}
 	defer root.Close()
 	h := &sftpFS{ss: ss, root: root, dir: s.scratch}
-	rs := sftp.NewRequestServer(ss.ch, sftp.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h},
+	// The request server closes what it serves when the client is done;
+	// the channel must stay open for the exit status sshd sends.
+	rs := sftp.NewRequestServer(keepOpen{ss.ch}, sftp.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h},
 		sftp.WithStartDirectory(s.scratch))
 	serveErr := rs.Serve()
 	// Serve closes every handle the client left open.
@@ -47,6 +49,11 @@ func (ss *sessionState) runSFTP() {
 	// sshd reports the exit status of its sftp-server.
 	s.sendExit(ss.ch, c, tc, ss.id, exitInfo{code: 0}, false)
 }
+
+// keepOpen hides the channel's Close from the request server.
+type keepOpen struct{ io.ReadWriter }
+
+func (keepOpen) Close() error { return nil }
 
 // sftpFS implements pkg/sftp's handlers on the scratch directory.
 type sftpFS struct {
@@ -79,7 +86,11 @@ func (h *sftpFS) step(r *sftp.Request, err error, detail string) {
 	if err != nil {
 		detail += ": " + err.Error()
 	}
-	h.ss.s.emitRequest(h.ss.c, h.ss.tc, h.ss.id, control.StepSFTPPrefix+strings.ToLower(r.Method), err == nil, detail)
+	method := strings.ToLower(r.Method)
+	if method == "get" || method == "put" {
+		method = "open" // the library names an open by what the handle is for
+	}
+	h.ss.s.emitRequest(h.ss.c, h.ss.tc, h.ss.id, control.StepSFTPPrefix+method, err == nil, detail)
 }
 
 func (h *sftpFS) Fileread(r *sftp.Request) (io.ReaderAt, error) {
