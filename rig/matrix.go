@@ -58,6 +58,9 @@ type Case struct {
 	Expect *Expected
 	// Line is where the case is defined in its matrix file.
 	Line int
+	// Draw, set for a repeated run's case runs, is what was drawn for
+	// this one (rig/repeat.go).
+	Draw *Draw
 }
 
 // Expectation is the category and retry this case's evidence calls for when

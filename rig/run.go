@@ -50,6 +50,9 @@ type Options struct {
 	Out *RunDir
 	// Progress, when not nil, gets one line per finished case.
 	Progress io.Writer
+	// Repeat, when on, runs each case many times in a drawn order
+	// (rig/repeat.go).
+	Repeat Repeat
 }
 
 func (o *Options) defaults() {
@@ -128,34 +131,47 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return rep, &PreflightError{Reason: pre.Error, Case: pre.Case}
 	}
 
-	reports := make([]CaseReport, len(o.Cases))
+	var reports []CaseReport
 	idWidth := 0 // progress lines align on the longest id
 	for _, c := range o.Cases {
 		idWidth = max(idWidth, len(c.ID))
 	}
-	jobs := make(chan int)
+	sched := newSchedule(o, started) // rig/repeat.go: which case runs, in which order
+	type job struct {
+		i int
+		c Case
+	}
+	jobs := make(chan job)
 	var wg sync.WaitGroup
 	var done int
 	var mu sync.Mutex
-	for w := 0; w < o.Parallel; w++ {
+	for w := 0; w < sched.parallel; w++ {
 		wg.Go(func() {
-			for i := range jobs {
-				cr := r.runCase(ctx, o.Cases[i])
-				reports[i] = cr
+			for j := range jobs {
+				cr := r.runCase(ctx, j.c)
 				mu.Lock()
+				reports[j.i] = cr
 				done++
-				if o.Progress != nil {
+				switch {
+				case o.Repeat.On():
+					sched.progress(o.Progress, done, cr, time.Now())
+				case o.Progress != nil:
 					fmt.Fprintf(o.Progress, "[%d/%d] %-*s %s\n", done, len(o.Cases), idWidth, cr.ID, cr.Verdict)
 				}
 				mu.Unlock()
 			}
 		})
 	}
-	for i := range o.Cases {
-		if ctx.Err() != nil {
+	for ctx.Err() == nil {
+		c, ok := sched.next(time.Now())
+		if !ok {
 			break
 		}
-		jobs <- i
+		mu.Lock()
+		reports = append(reports, CaseReport{})
+		i := len(reports) - 1
+		mu.Unlock()
+		jobs <- job{i, c}
 	}
 	close(jobs)
 	wg.Wait()
@@ -164,6 +180,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	rep.Cases = reports
 	rep.summarize(time.Since(started))
+	rep.aggregate(o, sched) // rig/aggregate.go: rates of a repeated run
 	return rep, nil
 }
 
@@ -252,6 +269,9 @@ func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
 		Command:       cmd,
 		Deadline:      r.budget(c),
 	}
+	if c.Draw != nil {
+		t.Seed = c.Draw.Seed
+	}
 	if c.Scenario == ScenarioRecordNote {
 		t.Lookup = operations.Lookup(run.Spec().ID)
 		t.FollowUp = operations.FollowUpTemplate
@@ -276,7 +296,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	start := time.Now()
 	id := r.env.NewID()
 	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment.String(), Cut: cutName(c), Disposition: c.Disposition.String(),
-		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []verdict.Violation{}}
+		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []verdict.Violation{}, Draw: c.Draw}
 	knowledge := fault.KnowledgeAt(c.Moment, c.Cut)
 	cat, retry := verdict.Honest(knowledge, &verdict.Delivered{ExitCode: c.ExitCode})
 	cr.Expected = Expected{Category: cat, Retry: retry}
