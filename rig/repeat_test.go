@@ -3,6 +3,7 @@ package rig
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,5 +155,29 @@ func TestRates(t *testing.T) {
 	}
 	if f := rates[0].FirstFailures; len(f) != 1 || f[0].Run != "a#2" {
 		t.Errorf("a's first failures: %+v", f)
+	}
+}
+
+func TestReproduced(t *testing.T) {
+	fail := func(rules ...string) CaseReport {
+		c := CaseReport{Verdict: verdict.Fail}
+		for _, r := range rules {
+			a, b, _ := strings.Cut(r, "/")
+			c.Violations = append(c.Violations, verdict.Violation{Assertion: a, Rule: b})
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		was, now CaseReport
+		ok       bool
+	}{
+		{fail("category/unsafe_category"), fail("category/unsafe_category"), true},
+		{fail("category/unsafe_category"), fail("no_blind/retry"), false},
+		{fail("category/unsafe_category"), CaseReport{Verdict: verdict.Pass}, false},
+		{CaseReport{Verdict: verdict.Pass}, CaseReport{Verdict: verdict.Pass}, true},
+	} {
+		if ok, why := Reproduced(tc.was, tc.now); ok != tc.ok {
+			t.Errorf("Reproduced(%v, %v) = %v (%s)", tc.was, tc.now, ok, why)
+		}
 	}
 }

@@ -76,5 +76,6 @@ Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or input,
 	root.AddCommand(newRunCmd(), newCasesCmd(), newToolsCmd(), newExecCmd(), newVerifyCmd(), newServeCmd())
 	root.AddCommand(newGCCmd())
 	root.AddCommand(newReconcileCmd())
+	root.AddCommand(nightlyCommands()...) // nightly.go
 	return root
 }
