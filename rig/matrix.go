@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
+	"github.com/sshrig/sshrig/internal/cutter"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/internal/verdict"
@@ -61,6 +62,8 @@ type Case struct {
 	// Draw, set for a repeated run's case runs, is what was drawn for
 	// this one (rig/repeat.go).
 	Draw *Draw
+	// Link puts slow-link faults on the case's cutter (rig/link.go).
+	Link *cutter.Link
 }
 
 // Expectation is the category and retry this case's evidence calls for when
@@ -125,6 +128,9 @@ func (c Case) spec(id string) engine.Spec {
 		Credential: c.Credential, Refusal: c.Refusal, Stall: c.Stall, Host: c.Host}
 	if c.Stall {
 		s.Cut = 0
+	}
+	if c.Draw != nil && c.Draw.Link != nil {
+		s.Link = *c.Draw.Link
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sshrig/sshrig/internal/cutter"
 	"github.com/sshrig/sshrig/internal/stats"
 	"github.com/sshrig/sshrig/internal/verdict"
 )
@@ -33,6 +34,9 @@ type Repeat struct {
 	// DrawParallel, when above 0, makes the parallelism a draw from
 	// [1, DrawParallel] instead of Options.Parallel.
 	DrawParallel int
+	// Link, when set, puts slow-link faults on every case run's cutter
+	// that has none of its own (Case.Link), drawn from its seed.
+	Link *cutter.Link
 }
 
 // On reports whether the run repeats (and so draws) at all.
@@ -46,6 +50,8 @@ type Draw struct {
 	// Seed is the case run's own seed: the tool and the perturbation draw
 	// from it, so a replay with the same seed draws the same.
 	Seed uint64 `json:"seed,string"`
+	// Link is the case run's slow-link faults, with their seed.
+	Link *cutter.Link `json:"link,omitempty"`
 }
 
 // RunName names a case run: the case id, and its round when repeated
@@ -151,7 +157,8 @@ func (s *schedule) next(now time.Time) (Case, bool) {
 	}
 	c := s.cases[s.order[s.pos]]
 	s.pos++
-	c.Draw = &Draw{Round: s.round, Seed: caseSeed(s.rep.Seed, c.ID, s.round)}
+	seed := caseSeed(s.rep.Seed, c.ID, s.round)
+	c.Draw = &Draw{Round: s.round, Seed: seed, Link: caseLink(c, s.rep.Link, seed)}
 	return c, true
 }
 

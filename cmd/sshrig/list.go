@@ -93,7 +93,7 @@ func newToolsCmd() *cobra.Command {
 			fmt.Fprintln(tw, "TOOL\tCAUGHT BY\tDEFECT")
 			fmt.Fprintln(tw, "reference\t-\tnone: classifies honestly, with per-phase deadlines")
 			fmt.Fprintln(tw, "agent:reconciler\t-\tnone: an agent-like tool that looks a record up before it acts again (step sequences)")
-			for _, m := range append(tools.Mutants(), tools.FlakyMutants()...) {
+			for _, m := range append(tools.Mutants(), tools.ConditionalMutants()...) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Name(), m.Catches(), m.Defect())
 			}
 			return tw.Flush()

@@ -23,6 +23,7 @@ type repeatFlags struct {
 	dur     time.Duration
 	seed    string
 	maxRate float64
+	link    string
 }
 
 // defaultDrawnParallel bounds the parallelism a repeated run draws when
@@ -33,13 +34,30 @@ func (f *repeatFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.times, "repeat", 0, "run each selected case this many times, in an order drawn from --seed (docs/nightly.md)")
 	fl.DurationVar(&f.dur, "for", 0, "repeat the selected cases until this much time has passed (with --repeat: whichever ends first)")
 	fl.StringVar(&f.seed, "seed", "", "seed for everything a repeated run draws: order, parallelism, each case run's seed (default: drawn and printed)")
+	fl.StringVar(&f.link, "link", "", "slow-link faults on every case's cutter, drawn from each case run's seed: "+rig.LinkSyntax)
 	fl.Float64Var(&f.maxRate, "max-failure-rate", 0, "with --repeat or --for: exit 1 only when some case's failure rate is above this proportion (0.05 = 5%); default: any failure")
 }
 
 // options turns the flags into the run's Repeat. parallelSet says the user
-// fixed --parallel; otherwise a repeated run draws its parallelism.
-func (f *repeatFlags) options(parallelSet bool) (rig.Repeat, error) {
+// fixed --parallel; otherwise a repeated run draws its parallelism. A run
+// with slow-link faults (--link, or a case's link:) draws, so it runs as a
+// repeated run of one round unless told otherwise.
+func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, error) {
 	var rp rig.Repeat
+	if f.link != "" {
+		l, err := rig.ParseLink(f.link)
+		if err != nil {
+			return rp, usageError("--link: %v", err)
+		}
+		rp.Link = &l
+	}
+	linked := rp.Link != nil
+	for _, c := range cases {
+		linked = linked || c.Link != nil
+	}
+	if linked && f.times == 0 && f.dur == 0 {
+		f.times = 1
+	}
 	switch {
 	case f.times < 0:
 		return rp, usageError("--repeat must be at least 1, got %d", f.times)

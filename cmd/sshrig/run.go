@@ -91,10 +91,6 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if f.budget <= 0 {
 		return usageError("--budget must be positive, got %s", f.budget)
 	}
-	rp, err := f.repeat.options(parallelChanged(cmd))
-	if err != nil {
-		return err
-	}
 	launcher, err := f.launcher(cmd, f.quiet)
 	if err != nil {
 		return err
@@ -109,6 +105,10 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	if len(cases) == 0 {
 		return usageError("no cases selected")
+	}
+	rp, err := f.repeat.options(parallelChanged(cmd), cases)
+	if err != nil {
+		return err
 	}
 	applicable, why := 0, ""
 	for _, c := range cases {

@@ -46,6 +46,8 @@ type Spec struct {
 	// Host, when set, replaces the host part of the address the tool dials
 	// (an unresolvable name, for a local failure).
 	Host string
+	// Link puts slow-link faults on the case's cutter (none by default).
+	Link cutter.Link
 }
 
 // Validate checks the spec's values.
@@ -175,7 +177,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		if r.refused, err = cutter.Refusing(); err == nil {
 			r.addr = r.refused.Addr()
 		}
-	} else if r.cutter, err = cutter.Listen(e.ep.SSHAddr, spec.ID); err == nil {
+	} else if r.cutter, err = cutter.Listen(e.ep.SSHAddr, spec.ID, cutter.WithLink(spec.Link)); err == nil {
 		r.addr = r.cutter.Addr()
 	}
 	if spec.Host != "" && err == nil {

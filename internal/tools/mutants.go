@@ -11,6 +11,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/result"
@@ -206,12 +207,31 @@ func Mutants() []Mutant {
 // FlakyRate is how often the flaky mutant misreports.
 const FlakyRate = 0.1
 
-// FlakyMutants returns the built-in tools that are wrong only sometimes: a
-// single run may well pass them, a repeated run (sshrig run --repeat) counts
-// them. Each draws from the case run's seed (tool.Target.Seed), so a replay
-// of a failing case run fails again.
-func FlakyMutants() []Mutant {
+// ShortLiveness is the keepalive reply deadline of
+// mutant:short-timeout-is-local-failure: far below any slow link's round
+// trip, far above loopback's.
+const ShortLiveness = 60 * time.Millisecond
+
+// ConditionalMutants returns the built-in tools whose defect shows only under
+// some conditions, so a plain run of the default matrix may well pass them:
+// one draws from the case run's seed (tool.Target.Seed) and is counted by a
+// repeated run (sshrig run --repeat), and a replay of a failing case run
+// fails again; one shows on a slow link only (sshrig run --link).
+func ConditionalMutants() []Mutant {
 	return []Mutant{{
+		name:    "short-timeout-is-local-failure",
+		defect:  fmt.Sprintf("waits only %v for a keepalive reply, shorter than a slow link's round trip, and reports its own timeout as local_failure with a bounded retry, even after the command was sent", ShortLiveness),
+		catches: verdict.AssertCategory,
+		run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+			d := DeadlinesFor(t.Deadline)
+			d.Liveness = ShortLiveness
+			honest(Client{Deadlines: d}, func(a Attempt, r *result.Result, _ tool.Target) {
+				if a.LivenessLost {
+					set(r, result.LocalFailure, result.Bounded, "connection timed out; safe to retry")
+				}
+			})(ctx, t, stdout, stderr)
+		},
+	}, {
 		name:    "sometimes-lost-status-is-success",
 		defect:  fmt.Sprintf("in about %d runs in 100 (drawn from the case run's seed) treats a session that ended without an exit status as success, as a race in status handling does under some schedules", int(FlakyRate*100)),
 		catches: verdict.AssertCategory,
@@ -230,7 +250,7 @@ var ErrUnknownTool = errors.New("tools: unknown tool")
 // Names lists the built-in tools: reference first, the agent, then the mutants.
 func Names() []string {
 	names := []string{"reference", Agent{}.Name()}
-	for _, m := range append(Mutants(), FlakyMutants()...) {
+	for _, m := range append(Mutants(), ConditionalMutants()...) {
 		names = append(names, m.Name())
 	}
 	return names
@@ -248,7 +268,7 @@ func Lookup(name string) (tool.Tool, error) {
 	case Agent{}.Name():
 		return Agent{}, nil
 	}
-	for _, m := range append(Mutants(), FlakyMutants()...) {
+	for _, m := range append(Mutants(), ConditionalMutants()...) {
 		if m.Name() == name {
 			return m, nil
 		}
