@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"flag"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +68,7 @@ func TestLandsEveryTimeSlowLink(t *testing.T) {
 							continue
 						}
 						cmd, _ := run.Wrap(workload(0))
-						runClientUntilCut(ctx, run, cmd)
+						res := runClientUntilCut(ctx, run, cmd)
 						ev, err := run.Finish(ctx, 5*time.Second)
 						cancel()
 						mu.Lock()
@@ -75,7 +76,7 @@ func TestLandsEveryTimeSlowLink(t *testing.T) {
 						case err != nil:
 							failures = append(failures, "finish: "+err.Error())
 						case !ev.Landed:
-							failures = append(failures, ev.NotLanded)
+							failures = append(failures, fmt.Sprintf("%s (the client stopped at %s: %v)", ev.NotLanded, res.stage, res.err))
 						default:
 							landed++
 							if ev.Truth.State != ExpectTruth(p.m, p.cut, fault.Survive) || !ev.Truth.Agree() {
