@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
+	"github.com/sshrig/sshrig/internal/cutter"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/internal/verdict"
@@ -56,6 +57,11 @@ type Case struct {
 	Expect *Expected
 	// Line is where the case is defined in its matrix file.
 	Line int
+	// Draw, set for a repeated run's case runs, is what was drawn for
+	// this one (rig/repeat.go).
+	Draw *Draw
+	// Link puts slow-link faults on the case's cutter (rig/link.go).
+	Link *cutter.Link
 }
 
 // Expectation is the category and retry this case's evidence calls for when
@@ -108,8 +114,12 @@ func (c Case) Workload(id string) string {
 
 // Spec is the engine's view of the case for one run.
 func (c Case) spec(id string) engine.Spec {
-	return engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: c.OutputBytes,
+	s := engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: c.OutputBytes,
 		Credential: c.Credential, Refusal: c.Refusal, Host: c.Host}
+	if c.Draw != nil && c.Draw.Link != nil {
+		s.Link = *c.Draw.Link
+	}
+	return s
 }
 
 //go:embed matrix/default.yaml

@@ -50,7 +50,7 @@ const UnresolvableHost = "sshrig-unresolvable.invalid"
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "budget", "expect", "notes",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "budget", "expect", "notes", "link",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -269,6 +269,14 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 			expect = l.loadExpect(field, v)
 		case l.workloadField(&c, key, field, v):
 		case l.scenarioField(&c, key, field, path, v, pos):
+		case key == "link": // rig/link.go
+			if s, ok := l.str(v, field); ok {
+				lk, err := ParseLink(s)
+				if err != nil {
+					l.fail(v.GetToken(), field, "%v", err)
+				}
+				c.Link = &lk
+			}
 		default:
 			l.fail(kv.Key.GetToken(), field, "unknown field %q (valid: %s)", key, strings.Join(matrixFields, ", "))
 		}

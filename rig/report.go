@@ -31,6 +31,10 @@ type Report struct {
 	Preflight Preflight    `json:"preflight"`
 	Summary   Summary      `json:"summary"`
 	Cases     []CaseReport `json:"cases"`
+
+	// Repeat and Rates are set for a repeated run (rig/aggregate.go).
+	Repeat *RepeatReport `json:"repeat,omitempty"`
+	Rates  []CaseRate    `json:"rates,omitempty"`
 }
 
 // Summary counts the cases by verdict.
@@ -119,6 +123,7 @@ type CaseReport struct {
 	ToolMS        int64                  `json:"tool_ms"`
 	CutLatencyUS  int64                  `json:"cut_latency_us,omitempty"`
 	Transcript    string                 `json:"transcript,omitempty"`
+	Draw          *Draw                  `json:"draw,omitempty"` // a repeated run's draws (rig/repeat.go)
 
 	diag *diagnosis // both sides' account, for the preflight's message
 }

@@ -55,6 +55,9 @@ type Options struct {
 	// included, as an sshd with PermitTTY no does: a tool that cannot work
 	// without a terminal fails the preflight, which names the refusal.
 	RefusePTY bool
+	// Repeat, when on, runs each case many times in a drawn order
+	// (rig/repeat.go).
+	Repeat Repeat
 }
 
 func (o *Options) defaults() {
@@ -167,50 +170,65 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		return rep, &PreflightError{Reason: pre.Error, Case: pre.Case}
 	}
 
-	reports := r.runAll(ctx)
+	reports, sched := r.runAll(ctx, started)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("rig: interrupted: %w", err)
 	}
 	rep.Cases = reports
 	rep.summarize(time.Since(started))
+	rep.aggregate(r.o, sched) // rig/aggregate.go: rates of a repeated run
 	return rep, nil
 }
 
-// runAll runs the cases, Options.Parallel at a time, in matrix order, and
-// says each on Progress as it finishes. It stops handing out cases when ctx ends.
-func (r *runner) runAll(ctx context.Context) []CaseReport {
-	reports := make([]CaseReport, len(r.o.Cases))
+// runAll runs the cases, in the order and with the parallelism the schedule
+// gives (matrix order, Options.Parallel at a time, unless repeated), and says
+// each on Progress as it finishes. It stops handing out cases when ctx ends.
+func (r *runner) runAll(ctx context.Context, started time.Time) ([]CaseReport, *schedule) {
+	var reports []CaseReport
 	idWidth := 0 // progress lines align on the longest id
 	for _, c := range r.o.Cases {
 		idWidth = max(idWidth, len(c.ID))
 	}
-	jobs := make(chan int)
+	sched := newSchedule(r.o, started) // rig/repeat.go: which case runs, in which order
+	type job struct {
+		i int
+		c Case
+	}
+	jobs := make(chan job)
 	var wg sync.WaitGroup
 	var done int
 	var mu sync.Mutex
-	for w := 0; w < r.o.Parallel; w++ {
+	for w := 0; w < sched.parallel; w++ {
 		wg.Go(func() {
-			for i := range jobs {
-				cr := r.runCase(ctx, r.o.Cases[i])
-				reports[i] = cr
+			for j := range jobs {
+				cr := r.runCase(ctx, j.c)
 				mu.Lock()
+				reports[j.i] = cr
 				done++
-				if r.o.Progress != nil {
+				switch {
+				case r.o.Repeat.On():
+					sched.progress(r.o.Progress, done, cr, time.Now())
+				case r.o.Progress != nil:
 					fmt.Fprintf(r.o.Progress, "[%d/%d] %-*s %s\n", done, len(r.o.Cases), idWidth, cr.ID, cr.Verdict)
 				}
 				mu.Unlock()
 			}
 		})
 	}
-	for i := range r.o.Cases {
-		if ctx.Err() != nil {
+	for ctx.Err() == nil {
+		c, ok := sched.next(time.Now())
+		if !ok {
 			break
 		}
-		jobs <- i
+		mu.Lock()
+		reports = append(reports, CaseReport{})
+		i := len(reports) - 1
+		mu.Unlock()
+		jobs <- job{i, c}
 	}
 	close(jobs)
 	wg.Wait()
-	return reports
+	return reports, sched
 }
 
 // log writes an entry of the rig's to the run's event log, if it keeps one.
@@ -307,6 +325,9 @@ func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
 		Command:       cmd,
 		Deadline:      r.budget(c),
 	}
+	if c.Draw != nil {
+		t.Seed = c.Draw.Seed
+	}
 	if c.Scenario == ScenarioRecordNote {
 		t.Lookup = operations.Lookup(run.Spec().ID)
 		t.FollowUp = operations.FollowUpTemplate
@@ -331,7 +352,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	start := time.Now()
 	id := r.env.NewID()
 	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment, Cut: cutName(c), Disposition: c.Disposition.String(),
-		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []Violation{}}
+		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []Violation{}, Draw: c.Draw}
 	// What a case that never reaches its verdict would have called for.
 	e := verdict.Expected(verdict.Input{Moment: c.Moment, Cut: c.Cut, Expect: c.Expectation(), ExitCode: c.ExitCode})
 	cr.Expected = Expected{Category: e.Category, Retry: e.Retry}

@@ -200,7 +200,7 @@ func (d *RunDir) writeTranscript(c Case, cr CaseReport, t tool.Target, tr toolRu
 		Events:     ev.Events,
 		Violations: cr.Violations,
 	}
-	name := filepath.Join("transcripts", safeName(c.ID)+".json")
+	name := filepath.Join("transcripts", c.transcriptName()+".json")
 	b, err := json.MarshalIndent(tx, "", "  ")
 	if err == nil {
 		err = os.WriteFile(filepath.Join(d.Path, name), append(b, '\n'), 0o644)

@@ -59,6 +59,10 @@ type Target struct {
 	// Deadline is the budget for the whole attempt. A tool that has not
 	// returned when it is spent (plus a grace the rig adds) hangs.
 	Deadline time.Duration
+	// Seed is the case run's seed in a repeated run (0 otherwise): a tool
+	// whose behaviour is drawn at random draws from it, so replaying the
+	// case run with the same seed draws the same.
+	Seed uint64
 
 	// Lookup and FollowUp are set for a step-sequence case (a small task:
 	// create a record, then attach a note to it). Lookup reads the record

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 
@@ -26,7 +28,7 @@ func loadMatrix(path string) ([]rig.Case, error) {
 }
 
 func newCasesCmd() *cobra.Command {
-	var globs, matrix string
+	var globs, matrix, output string
 	var long bool
 	cmd := &cobra.Command{
 		Use:   "cases",
@@ -45,6 +47,22 @@ exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
 				return usageError("%v", err)
 			}
 			out := cmd.OutOrStdout()
+			switch output {
+			case "json":
+				var rows []caseJSON
+				for _, c := range cases {
+					cut := ""
+					if c.Moment.HasCut() {
+						cut = c.Cut.String()
+					}
+					rows = append(rows, caseJSON{ID: c.ID, Alias: c.Alias, Moment: c.Moment.String(), Cut: cut, Disposition: c.Disposition.String(),
+						ExitCode: c.ExitCode, Operation: c.Operation, Scenario: scenario(c), Expected: expected(c)})
+				}
+				return writeJSON(out, rows)
+			case "text":
+			default:
+				return usageError("--output %q: want text or json", output)
+			}
 			if !long {
 				for _, c := range cases {
 					fmt.Fprintln(out, c.ID)
@@ -69,17 +87,60 @@ exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
 	cmd.Flags().StringVar(&globs, "cases", "", "comma-separated globs over case ids and aliases")
 	cmd.Flags().StringVar(&matrix, "matrix", "", "matrix file (YAML, docs/matrix.md) to validate and list instead of the default matrix")
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "one row per case with its moment, cut, disposition and exit code")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one object per case, for scripts)")
 	return cmd
+}
+
+// caseJSON is a case as sshrig cases --output json prints it.
+type caseJSON struct {
+	ID          string `json:"id"`
+	Alias       string `json:"alias,omitempty"`
+	Moment      string `json:"moment"`
+	Cut         string `json:"cut"`
+	Disposition string `json:"disposition"`
+	ExitCode    int    `json:"exit_code"`
+	Operation   string `json:"operation"`
+	Scenario    string `json:"scenario"`
+	Expected    string `json:"expected"`
+}
+
+// toolJSON is a tool as sshrig tools --output json prints it.
+type toolJSON struct {
+	Name     string `json:"name"`
+	CaughtBy string `json:"caught_by,omitempty"`
+	Defect   string `json:"defect"`
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 func newToolsCmd() *cobra.Command {
 	var long bool
-	return withLong(&cobra.Command{
+	var output string
+	cmd := withLong(&cobra.Command{
 		Use:   "tools",
 		Short: "List the built-in tools, one per line (mutants prefixed mutant:)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
+			switch output {
+			case "json":
+				rows := []toolJSON{{Name: "reference", Defect: "none: classifies honestly, with per-phase deadlines"},
+					{Name: "agent:reconciler", Defect: "none: an agent-like tool that looks a record up before it acts again (step sequences)"}}
+				for _, m := range append(tools.Mutants(), tools.ConditionalMutants()...) {
+					rows = append(rows, toolJSON{Name: m.Name(), CaughtBy: m.Catches(), Defect: m.Defect()})
+				}
+				return writeJSON(out, rows)
+			case "text":
+			default:
+				return usageError("--output %q: want text or json", output)
+			}
 			if !long {
 				for _, n := range tools.Names() {
 					fmt.Fprintln(out, n)
@@ -90,12 +151,14 @@ func newToolsCmd() *cobra.Command {
 			fmt.Fprintln(tw, "TOOL\tCAUGHT BY\tDEFECT")
 			fmt.Fprintln(tw, "reference\t-\tnone: classifies honestly, with per-phase deadlines")
 			fmt.Fprintln(tw, "agent:reconciler\t-\tnone: an agent-like tool that looks a record up before it acts again (step sequences)")
-			for _, m := range tools.Mutants() {
+			for _, m := range append(tools.Mutants(), tools.ConditionalMutants()...) {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Name(), m.Catches(), m.Defect())
 			}
 			return tw.Flush()
 		},
 	}, &long)
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (name, caught_by, defect per tool, for scripts)")
+	return cmd
 }
 
 func withLong(cmd *cobra.Command, long *bool) *cobra.Command {

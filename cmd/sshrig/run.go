@@ -28,7 +28,8 @@ type runFlags struct {
 	logCmds  bool
 	noPTY    bool
 	targetFlags
-	mcp mcpFlags
+	mcp    mcpFlags
+	repeat repeatFlags // repeat.go
 }
 
 func newRunCmd() *cobra.Command {
@@ -69,6 +70,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	f.mcp.register(fl)
 	fl.DurationVar(&f.budget, "budget", rig.DefaultBudget, "deadline the tool gets per case; a tool still running after it (plus 2s grace) hangs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
+	f.repeat.register(fl)
 	return cmd
 }
 
@@ -118,6 +120,10 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if len(cases) == 0 {
 		return usageError("no cases selected")
 	}
+	rp, err := f.repeat.options(parallelChanged(cmd), cases)
+	if err != nil {
+		return err
+	}
 	applicable, why := 0, ""
 	for _, c := range cases {
 		if ok, reason := rig.Applies(c, t); ok {
@@ -136,11 +142,12 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()
-	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir, RefusePTY: f.noPTY}
+	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir, RefusePTY: f.noPTY, Repeat: rp}
 	if !f.quiet {
 		o.Progress = stderr
 		fmt.Fprintf(stderr, "sshrig: %d cases, tool %s, target %s, run directory %s\n", len(cases), t.Name(), f.target, dirPath)
 	}
+	f.repeat.header(stderr, rp)
 	rep, runErr := rig.Run(cmd.Context(), o)
 	if rep != nil && f.json != "" {
 		// rig wrote the run directory's report.json; --json is a copy.
@@ -164,8 +171,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		return rigError(runErr)
 	}
 	out := cmd.OutOrStdout()
-	rep.WriteTable(out)
-	fmt.Fprintln(out, rep.SummaryLine())
+	writeResults(out, rep)
 	fmt.Fprintf(out, "report: %s\n", dirPath+"/report.json")
 	if f.junit != "" {
 		b, err := rep.JUnit()
@@ -177,11 +183,12 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		}
 	}
 	s := rep.Summary
+	failure := f.repeat.failure(rep) // repeat.go: a failed verdict, or a rate above --max-failure-rate
 	switch {
 	case s.Executed() == 0:
 		return usageError("no case could run against %s (all %d skipped)", t.Name(), s.Skipped)
-	case s.Fail > 0:
-		return &exitError{code: exitFail, err: errors.New("")}
+	case failure != nil:
+		return failure
 	case s.Inconclusive > 0:
 		return rigError(fmt.Errorf("%d case(s) inconclusive: the rig could not establish what it needed", s.Inconclusive))
 	}

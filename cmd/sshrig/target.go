@@ -81,6 +81,9 @@ func createRunDir(out string) (*rig.RunDir, string, error) {
 	if err != nil {
 		return nil, "", usageError("run directory: %v", err)
 	}
+	if out == "" {
+		pointLatest("sshrig-runs", path) // latest.go
+	}
 	return dir, path, nil
 }
 

@@ -13,6 +13,10 @@ import (
 	"github.com/sshrig/sshrig/fault"
 )
 
+// sentLimit bounds a shaped connection's wait for its send queue to
+// empty before a reset; a client that stopped reading keeps it full.
+const sentLimit = time.Second
+
 // bufSize is each pump's chunk size. It bounds how many bytes a cut can drop
 // between a pump's read and its write.
 const bufSize = 32 << 10
@@ -82,6 +86,11 @@ type conn struct {
 	changed  chan struct{}
 	err      error // why the connection closed, if not cleanly
 	byCutter bool  // closed by Cutter.Close
+	// stopped is closed when the connection stops forwarding (a cut, an
+	// error, Close): a pump waiting on a slow-link fault wakes at once.
+	stopped       chan struct{}
+	shaped        bool // slow-link faults are on
+	stopSignalled bool
 }
 
 func newConn(n int, client *net.TCPConn) *conn {
@@ -92,6 +101,31 @@ func newConn(n int, client *net.TCPConn) *conn {
 		client:    sock{TCPConn: client},
 		pumpsDone: make(chan struct{}),
 		limit:     -1,
+		stopped:   make(chan struct{}),
+	}
+}
+
+// stopLocked wakes pumps waiting on a slow-link fault; the state already
+// says forwarding stopped.
+func (cn *conn) stopLocked() {
+	if !cn.stopSignalled {
+		cn.stopSignalled = true
+		close(cn.stopped)
+	}
+}
+
+// wait waits d, or less if forwarding stops meanwhile; false if it stopped.
+func (cn *conn) wait(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-cn.stopped:
+		return false
 	}
 }
 
@@ -142,8 +176,9 @@ func (cn *conn) stats() ConnStats {
 	return s
 }
 
-// pump forwards one direction until EOF, an error, a cut or Close.
-func (cn *conn) pump(d dir) {
+// pump forwards one direction until EOF, an error, a cut or Close, with the
+// slow-link faults of sh (nil for none).
+func (cn *conn) pump(d dir, sh *shaper) {
 	// The sockets are set before the pumps start and never change.
 	src, dst := cn.client.TCPConn, cn.up.TCPConn
 	if d == toClient {
@@ -152,14 +187,26 @@ func (cn *conn) pump(d dir) {
 	buf := make([]byte, bufSize)
 	for {
 		n, rerr := src.Read(buf)
-		for p := buf[:n]; len(p) > 0; {
-			m, ok := cn.allow(d, len(p))
+		for p, first := buf[:n], true; len(p) > 0; first = false {
+			want := len(p)
+			if sh != nil {
+				var wait time.Duration
+				want, wait = sh.plan(want, first, time.Now())
+				if !cn.wait(wait) {
+					cn.pumpEnd(d, dst, nil)
+					return
+				}
+			}
+			m, ok := cn.allow(d, want)
 			if !ok {
 				// Cut or closed: whatever is left of the chunk is dropped.
 				cn.pumpEnd(d, dst, nil)
 				return
 			}
 			w, werr := dst.Write(p[:m])
+			if sh != nil {
+				sh.wrote(w, time.Now())
+			}
 			cn.count(d, w)
 			if werr != nil {
 				cn.pumpEnd(d, dst, werr)
@@ -249,6 +296,7 @@ func (cn *conn) pumpEnd(d dir, dst *net.TCPConn, err error) {
 // too and finds the state closed.
 func (cn *conn) failLocked(err error) {
 	cn.state = stClosed
+	cn.stopLocked()
 	cn.err = err
 	cn.client.close()
 	cn.up.close()
@@ -333,6 +381,7 @@ func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, hook func(
 	// looks, and deadlines in the past get them out of a blocked Read or
 	// Write without closing anything (a blackhole must keep the sockets).
 	cn.state = stCutting
+	cn.stopLocked()
 	cn.kind = kind
 	cn.limit = -1
 	cn.notifyLocked() // releases a pump held at the limit
@@ -350,6 +399,14 @@ func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, hook func(
 	rep := Report{Conn: cn.n, Kind: kind, Flush: flush, Delivered: cn.toClient, FlushWait: flushWait, Unsent: -1}
 	if cn.state != stCutting {
 		return rep, fmt.Errorf("cutter: connection %d: %w while cutting", cn.n, ErrClosed)
+	}
+	if cn.shaped && kind == fault.Reset {
+		// A shaped pump writes in small pieces, and the kernel may hold
+		// the last of them back for a moment (TCP small queues) rather
+		// than transmit them; an RST would discard bytes the flush
+		// counted as delivered. The pumps are stopped, so the queue only
+		// shrinks: wait for it to empty.
+		awaitSent(cn.client.TCPConn, sentLimit)
 	}
 	rep.Unsent = unsent(cn.client.TCPConn)
 	var errs []error
@@ -416,6 +473,7 @@ func (cn *conn) shutdown() error {
 		cn.state = stClosed
 		cn.byCutter = true
 	}
+	cn.stopLocked()
 	var errs []error
 	for _, s := range []*sock{&cn.client, &cn.up} {
 		if err := s.close(); err != nil {

@@ -44,6 +44,7 @@ type options struct {
 	// flush. Tests use it to act exactly when the wait has begun instead of
 	// sleeping.
 	flushWaitHook func(conn int, delivered, want int64)
+	link          Link // slow-link faults (link.go)
 }
 
 // WithDialTimeout bounds the dial of the upstream connection (default
@@ -142,6 +143,9 @@ func Listen(upstream, caseID string, opts ...Option) (*Cutter, error) {
 	}
 	if o.dialTimeout <= 0 {
 		return nil, fmt.Errorf("cutter: dial timeout %v must be positive", o.dialTimeout)
+	}
+	if err := o.link.Validate(); err != nil {
+		return nil, err
 	}
 	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -275,10 +279,11 @@ func (c *Cutter) dial(cn *conn) {
 		return
 	}
 	cn.up = sock{TCPConn: nc.(*net.TCPConn)}
+	cn.shaped = c.opts.link.On()
 	cn.state = stOpen
 	cn.pumps = 2
-	c.wg.Go(func() { cn.pump(toServer) })
-	c.wg.Go(func() { cn.pump(toClient) })
+	c.wg.Go(func() { cn.pump(toServer, newShaper(c.opts.link, cn.n, toServer)) })
+	c.wg.Go(func() { cn.pump(toClient, newShaper(c.opts.link, cn.n, toClient)) })
 	cn.notifyLocked()
 }
 

@@ -69,6 +69,19 @@
 // forwarding new connections, so a tool that retries reaches the server
 // again, which is what the rig wants to observe.
 //
+// # Slow-link faults
+//
+// [WithLink] shapes every connection like a slow link, the faults toxiproxy
+// users rely on: [Latency] with jitter, a [Bandwidth] limit, and a [Slicer]
+// that splits data into small writes (link.go draws the chain). They delay
+// and split writes and never change a byte, every wait ends the moment the
+// connection is cut or closed, and the flush rule counts bytes, so a cut
+// lands at its byte whatever the link does. Small writes can sit a moment in
+// the kernel's send queue (TCP small queues): before a reset, a shaped
+// connection waits for that queue to empty, or the RST would discard bytes
+// the flush counted as delivered. Every random value is drawn from
+// Link.Seed, per connection and direction.
+//
 // # Refusing
 //
 // [Refusing] provides the address for the refuse moment: a TCP socket bound

@@ -50,6 +50,8 @@ type Spec struct {
 	// RefusePTY makes the server refuse pty-req, as an sshd with PermitTTY
 	// no does: the session goes on without a terminal.
 	RefusePTY bool
+	// Link puts slow-link faults on the case's cutter (none by default).
+	Link cutter.Link
 }
 
 // Validate checks the spec's values.
@@ -183,7 +185,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		if r.refused, err = cutter.Refusing(); err == nil {
 			r.addr = r.refused.Addr()
 		}
-	} else if r.cutter, err = cutter.Listen(e.ep.SSHAddr, spec.ID); err == nil {
+	} else if r.cutter, err = cutter.Listen(e.ep.SSHAddr, spec.ID, cutter.WithLink(spec.Link)); err == nil {
 		r.addr = r.cutter.Addr()
 	}
 	if spec.Host != "" && err == nil {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/result"
@@ -202,13 +204,53 @@ func Mutants() []Mutant {
 	return ms
 }
 
+// FlakyRate is how often the flaky mutant misreports.
+const FlakyRate = 0.1
+
+// ShortLiveness is the keepalive reply deadline of
+// mutant:short-timeout-is-local-failure: far below any slow link's round
+// trip, far above loopback's.
+const ShortLiveness = 60 * time.Millisecond
+
+// ConditionalMutants returns the built-in tools whose defect shows only under
+// some conditions, so a plain run of the default matrix may well pass them:
+// one draws from the case run's seed (tool.Target.Seed) and is counted by a
+// repeated run (sshrig run --repeat), and a replay of a failing case run
+// fails again; one shows on a slow link only (sshrig run --link).
+func ConditionalMutants() []Mutant {
+	return []Mutant{{
+		name:    "short-timeout-is-local-failure",
+		defect:  fmt.Sprintf("waits only %v for a keepalive reply, shorter than a slow link's round trip, and reports its own timeout as local_failure with a bounded retry, even after the command was sent", ShortLiveness),
+		catches: verdict.AssertCategory,
+		run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+			d := DeadlinesFor(t.Deadline)
+			d.Liveness = ShortLiveness
+			honest(Client{Deadlines: d}, func(a Attempt, r *result.Result, _ tool.Target) {
+				if a.LivenessLost {
+					set(r, result.LocalFailure, result.Bounded, "connection timed out; safe to retry")
+				}
+			})(ctx, t, stdout, stderr)
+		},
+	}, {
+		name:    "sometimes-lost-status-is-success",
+		defect:  fmt.Sprintf("in about %d runs in 100 (drawn from the case run's seed) treats a session that ended without an exit status as success, as a race in status handling does under some schedules", int(FlakyRate*100)),
+		catches: verdict.AssertCategory,
+		run: honest(Client{}, func(a Attempt, r *result.Result, t tool.Target) {
+			draw := mrand.New(mrand.NewPCG(t.Seed, 0x666c616b79)).Float64() // "flaky"
+			if a.RequestSent && !a.ExitReceived && draw < FlakyRate {
+				set(r, result.Succeeded, result.Never, "the command finished")
+			}
+		}),
+	}}
+}
+
 // ErrUnknownTool is returned by Lookup for a name that is no built-in tool.
 var ErrUnknownTool = errors.New("tools: unknown tool")
 
 // Names lists the built-in tools: reference first, the agent, then the mutants.
 func Names() []string {
 	names := []string{"reference", Agent{}.Name()}
-	for _, m := range Mutants() {
+	for _, m := range append(Mutants(), ConditionalMutants()...) {
 		names = append(names, m.Name())
 	}
 	return names
@@ -226,7 +268,7 @@ func Lookup(name string) (tool.Tool, error) {
 	case Agent{}.Name():
 		return Agent{}, nil
 	}
-	for _, m := range Mutants() {
+	for _, m := range append(Mutants(), ConditionalMutants()...) {
 		if m.Name() == name {
 			return m, nil
 		}

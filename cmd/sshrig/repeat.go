@@ -1,0 +1,143 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sshrig/sshrig/internal/stats"
+	"github.com/sshrig/sshrig/rig"
+)
+
+// repeatFlags are sshrig run's flags for repeated runs (docs/nightly.md).
+type repeatFlags struct {
+	times   int
+	dur     time.Duration
+	seed    string
+	maxRate float64
+	link    string
+}
+
+// defaultDrawnParallel bounds the parallelism a repeated run draws when
+// --parallel is not given.
+const defaultDrawnParallel = 4
+
+func (f *repeatFlags) register(fl *pflag.FlagSet) {
+	fl.IntVar(&f.times, "repeat", 0, "run each selected case this many times, in an order drawn from --seed (docs/nightly.md)")
+	fl.DurationVar(&f.dur, "for", 0, "repeat the selected cases until this much time has passed (with --repeat: whichever ends first)")
+	fl.StringVar(&f.seed, "seed", "", "seed for everything a repeated run draws: order, parallelism, each case run's seed (default: drawn and printed)")
+	fl.StringVar(&f.link, "link", "", "slow-link faults on every case's cutter, drawn from each case run's seed: "+rig.LinkSyntax)
+	fl.Float64Var(&f.maxRate, "max-failure-rate", 0, "with --repeat or --for: exit 1 only when some case's failure rate is above this proportion (0.05 = 5%); default: any failure")
+}
+
+// options turns the flags into the run's Repeat. parallelSet says the user
+// fixed --parallel; otherwise a repeated run draws its parallelism. A run
+// with slow-link faults (--link, or a case's link:) draws, so it runs as a
+// repeated run of one round unless told otherwise.
+func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, error) {
+	var rp rig.Repeat
+	if f.link != "" {
+		l, err := rig.ParseLink(f.link)
+		if err != nil {
+			return rp, usageError("--link: %v", err)
+		}
+		rp.Link = &l
+	}
+	linked := rp.Link != nil
+	for _, c := range cases {
+		linked = linked || c.Link != nil
+	}
+	if linked && f.times == 0 && f.dur == 0 {
+		f.times = 1
+	}
+	switch {
+	case f.times < 0:
+		return rp, usageError("--repeat must be at least 1, got %d", f.times)
+	case f.dur < 0:
+		return rp, usageError("--for must be positive, got %s", f.dur)
+	case f.maxRate < 0 || f.maxRate >= 1:
+		return rp, usageError("--max-failure-rate must be a proportion in [0, 1), got %g", f.maxRate)
+	}
+	on := f.times > 0 || f.dur > 0
+	if !on {
+		if f.seed != "" || f.maxRate != 0 {
+			return rp, usageError("--seed and --max-failure-rate need --repeat or --for")
+		}
+		return rp, nil
+	}
+	rp.Times, rp.For = f.times, f.dur
+	if f.seed == "" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return rp, rigError(fmt.Errorf("draw a seed: %w", err))
+		}
+		// 53 bits: the seed survives a trip through JavaScript's numbers.
+		rp.Seed = binary.LittleEndian.Uint64(b[:]) & (1<<53 - 1)
+	} else {
+		s, err := strconv.ParseUint(f.seed, 10, 64)
+		if err != nil {
+			return rp, usageError("--seed %q: not an unsigned decimal number", f.seed)
+		}
+		rp.Seed = s
+	}
+	if !parallelSet {
+		rp.DrawParallel = defaultDrawnParallel
+	}
+	return rp, nil
+}
+
+// header describes a repeated run before it starts.
+func (f *repeatFlags) header(w io.Writer, rp rig.Repeat) {
+	if !rp.On() {
+		return
+	}
+	fmt.Fprintf(w, "sshrig: seed %d (run again with --seed %d)\n", rp.Seed, rp.Seed)
+}
+
+// writeResults prints the table and the summary line: one row per case run,
+// or per case with its rates for a repeated run.
+func writeResults(w io.Writer, rep *rig.Report) {
+	if rep.Repeat == nil {
+		rep.WriteTable(w)
+		fmt.Fprintln(w, rep.SummaryLine())
+		return
+	}
+	rep.WriteRates(w)
+	fmt.Fprintln(w, rep.RatesLine())
+}
+
+// failure is exit code 1, or nil: a run that is not repeated fails on any
+// failed verdict, a repeated one when some case's failure rate is above
+// --max-failure-rate (by default, any failure).
+func (f *repeatFlags) failure(rep *rig.Report) error {
+	if rep.Repeat == nil {
+		if rep.Summary.Fail > 0 {
+			return &exitError{code: exitFail, err: errors.New("")}
+		}
+		return nil
+	}
+	above := rep.FailsAbove(f.maxRate)
+	if len(above) == 0 {
+		return nil
+	}
+	var names []string
+	for _, c := range above {
+		names = append(names, c.ID+" "+stats.Percent(c.Failure.Rate))
+	}
+	msg := ""
+	if f.maxRate > 0 {
+		msg = fmt.Sprintf("failure rate above %s: %s", stats.Percent(f.maxRate), strings.Join(names, ", "))
+	}
+	return &exitError{code: exitFail, err: errors.New(msg)}
+}
+
+// parallelChanged reports whether --parallel was given.
+func parallelChanged(cmd *cobra.Command) bool { return cmd.Flags().Changed("parallel") }

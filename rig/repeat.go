@@ -1,0 +1,194 @@
+package rig
+
+import (
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/cutter"
+	"github.com/sshrig/sshrig/internal/stats"
+)
+
+// Repeat makes a run run each case many times (sshrig run --repeat, --for),
+// because scheduling changes outcomes: a wrong verdict that shows once in
+// 300 runs is found only by counting. The zero value runs each case once, in
+// matrix order, with nothing drawn.
+//
+// Every random choice of a repeated run comes from Seed, so a run can be
+// repeated exactly: the order of each round, the parallelism (when
+// DrawParallel is set) and each case run's own seed (Draw.Seed), from which
+// the tool (the flaky mutant) and any perturbation draw theirs.
+type Repeat struct {
+	// Times is how many rounds to run; each round runs every case once, in
+	// an order drawn afresh. 0 with For set means as many as For allows.
+	Times int
+	// For stops the run from starting case runs once it has lasted this
+	// long; case runs in flight finish.
+	For time.Duration
+	// Seed draws everything drawn in the run.
+	Seed uint64
+	// DrawParallel, when above 0, makes the parallelism a draw from
+	// [1, DrawParallel] instead of Options.Parallel.
+	DrawParallel int
+	// Link, when set, puts slow-link faults on every case run's cutter
+	// that has none of its own (Case.Link), drawn from its seed.
+	Link *cutter.Link
+}
+
+// On reports whether the run repeats (and so draws) at all.
+func (p Repeat) On() bool { return p.Times > 0 || p.For > 0 }
+
+// Draw is what was drawn for one case run, recorded in its report so the
+// case run can be replayed (sshrig replay).
+type Draw struct {
+	// Round is the case's repetition, from 1.
+	Round int `json:"round"`
+	// Seed is the case run's own seed: the tool and the perturbation draw
+	// from it, so a replay with the same seed draws the same.
+	Seed uint64 `json:"seed,string"`
+	// Link is the case run's slow-link faults, with their seed.
+	Link *cutter.Link `json:"link,omitempty"`
+}
+
+// RunName names a case run: the case id, and its round when repeated
+// ("started.reset.survive#7"). sshrig replay takes it.
+func (c Case) RunName() string {
+	if c.Draw == nil {
+		return c.ID
+	}
+	return c.ID + "#" + strconv.Itoa(c.Draw.Round)
+}
+
+// RunName names the case run the report is about, as Case.RunName does.
+func (cr CaseReport) RunName() string {
+	if cr.Draw == nil {
+		return cr.ID
+	}
+	return cr.ID + "#" + strconv.Itoa(cr.Draw.Round)
+}
+
+// transcriptName is the case run's transcript file name, without ".json".
+func (c Case) transcriptName() string {
+	if c.Draw == nil {
+		return safeName(c.ID)
+	}
+	return safeName(c.ID) + ".r" + strconv.Itoa(c.Draw.Round)
+}
+
+// caseSeed derives a case run's seed from the run's, the case id and the
+// round: stable whatever else the matrix holds, so a case keeps its draws
+// when other cases are selected or sharded away.
+func caseSeed(seed uint64, id string, round int) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return splitmix(seed ^ splitmix(h.Sum64()^uint64(round)*0x9e3779b97f4a7c15))
+}
+
+// splitmix is SplitMix64's finaliser: a bijective mix of 64 bits.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// Streams of the run seed, one per kind of draw, so that adding a draw of
+// one kind never shifts another.
+const (
+	streamOrder    = 1
+	streamParallel = 2
+)
+
+// schedule hands out the run's case runs in order.
+type schedule struct {
+	cases    []Case
+	rep      Repeat
+	parallel int
+	started  time.Time
+	round    int   // current round, from 1
+	order    []int // the current round's permutation of cases
+	pos      int
+	// progress state, for repeated runs
+	lastProgress time.Time
+	fails        int
+}
+
+func newSchedule(o Options, started time.Time) *schedule {
+	s := &schedule{cases: o.Cases, rep: o.Repeat, parallel: o.Parallel, started: started}
+	if o.Repeat.DrawParallel > 0 {
+		r := rand.New(rand.NewPCG(o.Repeat.Seed, streamParallel))
+		s.parallel = 1 + r.IntN(o.Repeat.DrawParallel)
+	}
+	return s
+}
+
+// total is the number of case runs the schedule will hand out, 0 when only
+// time bounds it.
+func (s *schedule) total() int {
+	if !s.rep.On() {
+		return len(s.cases)
+	}
+	return s.rep.Times * len(s.cases)
+}
+
+// next is the next case run, false when the run is over.
+func (s *schedule) next(now time.Time) (Case, bool) {
+	if !s.rep.On() {
+		if s.pos == len(s.cases) {
+			return Case{}, false
+		}
+		s.pos++
+		return s.cases[s.pos-1], true
+	}
+	if s.rep.For > 0 && now.Sub(s.started) >= s.rep.For {
+		return Case{}, false
+	}
+	if s.order == nil || s.pos == len(s.order) {
+		if s.rep.Times > 0 && s.round == s.rep.Times {
+			return Case{}, false
+		}
+		s.round++
+		r := rand.New(rand.NewPCG(s.rep.Seed, streamOrder<<32|uint64(s.round)))
+		s.order, s.pos = r.Perm(len(s.cases)), 0
+	}
+	c := s.cases[s.order[s.pos]]
+	s.pos++
+	seed := caseSeed(s.rep.Seed, c.ID, s.round)
+	c.Draw = &Draw{Round: s.round, Seed: seed, Link: caseLink(c, s.rep.Link, seed)}
+	return c, true
+}
+
+// progressEvery spaces the progress lines of a repeated run.
+const progressEvery = 2 * time.Second
+
+// progress writes a repeated run's progress line: done/total, rate, failures
+// so far and time left, at most every progressEvery and for the last case
+// run. The caller serialises calls.
+func (s *schedule) progress(w io.Writer, done int, cr CaseReport, now time.Time) {
+	if cr.Verdict == Fail {
+		s.fails++
+	}
+	total := s.total()
+	if w == nil || (now.Sub(s.lastProgress) < progressEvery && done != total) {
+		return
+	}
+	s.lastProgress = now
+	elapsed := now.Sub(s.started)
+	perSec := float64(done) / max(elapsed.Seconds(), 1e-3)
+	left := "?"
+	switch {
+	case total > 0 && perSec > 0:
+		left = time.Duration(float64(total-done) / perSec * float64(time.Second)).Round(time.Second).String()
+	case s.rep.For > 0:
+		left = max(0, s.rep.For-elapsed).Round(time.Second).String()
+	}
+	of := "?"
+	if total > 0 {
+		of = strconv.Itoa(total)
+	}
+	fmt.Fprintf(w, "[%d/%s] %.1f case runs/s, %d failed (%s), %s left\n", done, of, perSec, s.fails,
+		stats.Percent(float64(s.fails)/float64(done)), left)
+}
