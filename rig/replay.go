@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
 )
 
 // ReadReport reads a run directory's report.json.
