@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/reconcile"
@@ -63,12 +64,13 @@ func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.St
 	// command running. A lookup meanwhile finds nothing for now only.
 	unsettled := map[Session]bool{}
 	created := false
+	ws := c.workloadSessions()
 	for _, e := range c.events {
 		k := SessionOf(e)
 		switch e.Kind {
 		case control.ExecReceived:
 			switch {
-			case e.MarkerID == c.id:
+			case c.isAttempt(e, ws):
 				steps = append(steps, verdict.Step{Op: verdict.StepCreate})
 				creating[k], unsettled[k] = true, true
 			case e.Digest == lookup, probe != "" && e.Digest == probe:
@@ -113,8 +115,9 @@ func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.St
 func (c Case) FollowUps(reconcileCmd string) int {
 	probe := digestOrNone(reconcileCmd)
 	n := 0
+	ws := c.workloadSessions()
 	for _, e := range c.events {
-		if e.Kind == control.ExecReceived && e.MarkerID != c.id && (probe == "" || e.Digest != probe) {
+		if e.Kind == control.ExecReceived && !c.isAttempt(e, ws) && (probe == "" || e.Digest != probe) {
 			n++
 		}
 	}
@@ -158,8 +161,9 @@ func (c Case) CredentialTested() string {
 // server, run or refused.
 func (c Case) Attempts() int {
 	n := 0
+	ws := c.workloadSessions()
 	for _, e := range c.events {
-		if (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == c.id {
+		if (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && c.isAttempt(e, ws) {
 			n++
 		}
 	}
@@ -187,12 +191,13 @@ func (c Case) ProbedBetween(probe string) bool {
 		}
 		return true
 	}
+	ws := c.workloadSessions()
 	for _, e := range c.events {
 		k := SessionOf(e)
 		switch e.Kind {
 		case control.ExecReceived, control.ExecRefused:
 			switch {
-			case e.MarkerID == c.id:
+			case c.isAttempt(e, ws):
 				if order > 0 && !reconciled {
 					return false
 				}
@@ -224,10 +229,11 @@ func (c Case) ProbedBetween(probe string) bool {
 func (c Case) LastDelivered() *verdict.Delivered {
 	var last Session
 	var got *verdict.Delivered
+	ws := c.workloadSessions()
 	for _, e := range c.events {
 		k := SessionOf(e)
 		switch {
-		case (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == c.id:
+		case (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && c.isAttempt(e, ws):
 			last, got = k, nil
 		case e.Kind == control.ExitSent && k == last:
 			got = deliveredBy(e)
@@ -237,15 +243,16 @@ func (c Case) LastDelivered() *verdict.Delivered {
 }
 
 // Delivered is the result the server delivered for the workload: the exit
-// status sent on the session whose exec request carried the case's markers
+// status sent on the session of the first attempt at it (see isAttempt)
 // (the first such request), not that of a probe or cleanup command the tool
 // ran before or after it. Nil when none was sent.
 func (c Case) Delivered() *verdict.Delivered {
 	var workload *Session
+	ws := c.workloadSessions()
 	for _, e := range c.events {
 		k := SessionOf(e)
 		switch {
-		case workload == nil && (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == c.id:
+		case workload == nil && (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && c.isAttempt(e, ws):
 			workload = &k
 		case e.Kind == control.ExitSent && workload != nil && k == *workload:
 			return deliveredBy(e)
@@ -308,11 +315,23 @@ func (c Case) Received() int {
 }
 
 // Processes lists the processes the server ran for the case's markers, in
-// spawn order: the server's own evidence for reconcile.Derive.
+// spawn order: the server's own evidence for reconcile.Derive. A process is
+// the case's when its session's exec request carried the case's markers, or
+// when its process tree passed the start gate with them — a workload that
+// arrived on a shell's stdin or in a file uploaded earlier. Its PID is the
+// shell that wrote the markers (the ledger's pid), which may be a descendant
+// of the process the server started; its exit is that process's.
 func (c Case) Processes() []reconcile.Process {
 	marker := map[Session]string{}
 	var order []int
-	procs := map[int]*reconcile.Process{}
+	procs := map[int]*reconcile.Process{} // by the pid the server started
+	track := func(pid int) *reconcile.Process {
+		if procs[pid] == nil {
+			procs[pid] = &reconcile.Process{PID: pid}
+			order = append(order, pid)
+		}
+		return procs[pid]
+	}
 	for _, e := range c.events {
 		k := SessionOf(e)
 		switch e.Kind {
@@ -320,12 +339,18 @@ func (c Case) Processes() []reconcile.Process {
 			marker[k] = e.MarkerID
 		case control.ProcSpawned:
 			if marker[k] == c.id {
-				procs[e.PID] = &reconcile.Process{PID: e.PID}
-				order = append(order, e.PID)
+				track(e.PID)
 			}
 		case control.ProcStartGate:
-			if p := procs[e.PID]; p != nil {
+			p := procs[e.PID]
+			if p == nil && e.MarkerID == c.id {
+				p = track(e.PID)
+			}
+			if p != nil {
 				p.ReachedStart = true
+				if e.MarkerPID != 0 {
+					p.PID = e.MarkerPID
+				}
 			}
 		case control.ProcExited:
 			if p := procs[e.PID]; p != nil {
@@ -360,4 +385,31 @@ func (c Case) Foreign() []Foreign {
 		}
 	}
 	return out
+}
+
+// workloadSessions are the sessions that carried an attempt at the case's
+// workload: those whose process tree passed the start gate with the case's
+// markers, and the one whose request the server held at the exec moment as
+// the workload's (a shell request cut there never shows its commands). That
+// covers a workload whatever path it arrived by: in an exec request, on a
+// shell's stdin, or in a file uploaded earlier and run by a command that does
+// not itself carry the markers.
+func (c Case) workloadSessions() map[Session]bool {
+	ws := map[Session]bool{}
+	for _, e := range c.events {
+		switch {
+		case e.Kind == control.ProcStartGate && e.MarkerID == c.id,
+			e.Kind == control.MomentReached && e.Moment == fault.Exec && e.Hold:
+			ws[SessionOf(e)] = true
+		}
+	}
+	return ws
+}
+
+// isAttempt says whether e, an exec or shell request the server received or
+// refused, is an attempt at the case's workload: its command carries the
+// case's markers, or its session ran the workload (ws, workloadSessions).
+// One session carries at most one exec or shell request.
+func (c Case) isAttempt(e control.Event, ws map[Session]bool) bool {
+	return e.MarkerID == c.id || (e.Kind == control.ExecReceived && ws[SessionOf(e)])
 }
