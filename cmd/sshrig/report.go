@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sshrig/sshrig/internal/htmlreport"
+	"github.com/sshrig/sshrig/rig/htmlreport"
 )
 
 func newReportCmd() *cobra.Command {
