@@ -5,7 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/rig"
 )
 
@@ -200,123 +202,159 @@ func truth(cr rig.CaseReport) string {
 
 // drawCase lays a case run's events out in lanes.
 func drawCase(cr rig.CaseReport, evs []event, labels *labelTab) timeline {
-	tl := timeline{labels: labels}
+	d := &drawer{tl: timeline{labels: labels}, cr: cr, dispatched: -1, returned: -1, procs: map[string]int{}}
 	if len(evs) == 0 {
-		return tl
+		return d.tl
 	}
-	t0 := evs[0].Time
-	at := func(e event) int { return int(e.Time.Sub(t0) / (100 * time.Microsecond)) }
-	point := func(lane, t int, label string, cls int) {
-		tl.Points = append(tl.Points, [4]int{lane, t, labels.id(label), cls})
-	}
-	span := func(lane, from, to int, label string, cls int, open bool) {
-		o := 0
-		if open {
-			o = 1
-		}
-		tl.Spans = append(tl.Spans, [6]int{lane, from, to, labels.id(label), cls, o})
-	}
-	str := func(e event, k string) string {
-		if v, ok := e.Data[k]; ok {
-			return fmt.Sprint(v)
-		}
-		return ""
-	}
-	dispatched, returned := -1, -1
-	procs := map[string]int{} // pid -> spawn time
-	cutDrawn := false
+	d.t0 = evs[0].Time
 	for _, e := range evs {
-		t := at(e)
-		switch e.Source + "/" + e.Event {
-		case "rig/dispatch_started":
-			dispatched = t
-		case "tool/tool_returned":
-			returned = t
-			if str(e, "hung") == "true" {
-				point(laneTool, t, "hung: given up on", clsBad)
-			}
-		case "rig/result":
-			if pe := str(e, "parse_error"); pe != "" {
-				point(laneTool, t, "result does not parse", clsBad)
-			}
-		case "rig/reconcile_probe":
-			label := "probe: " + str(e, "state")
-			if str(e, "agree") == "false" {
-				label += " (sources disagree)"
-			}
-			point(laneProbes, t, label, clsPlain)
-		case "rig/verdict":
-			cls := clsGood
-			label := "verdict: " + str(e, "verdict")
-			if str(e, "verdict") != string(verdict.Pass) {
-				cls = clsBad
-			}
-			if v, ok := e.Data["violations"].([]any); ok && len(v) > 0 {
-				var rules []string
-				for _, x := range v {
-					rules = append(rules, fmt.Sprint(x))
-				}
-				label += " (" + strings.Join(rules, ", ") + ")"
-			}
-			point(laneProbes, t, label, cls)
-		case "server/conn_accepted":
-			point(laneServer, t, "conn "+str(e, "conn"), clsPlain)
-		case "server/moment":
-			m := str(e, "moment")
-			if m == cr.Moment.String() && cr.Cut != "" && !cutDrawn {
-				cutDrawn = true
-				point(laneCutter, t, "cut: "+cr.Cut+" at "+m, clsCut)
-			}
-			switch m {
-			case "started":
-				point(laneRemote, t, "start marker", clsMarker)
-			case "finished":
-				point(laneRemote, t, "complete marker", clsMarker)
-			default:
-				point(laneServer, t, m, clsPlain)
-			}
-		case "server/exec":
-			point(laneServer, t, "exec request", clsPlain)
-		case "server/exec_refused", "server/session_refused", "server/auth_rejected":
-			point(laneServer, t, strings.ReplaceAll(e.Event, "_", " "), clsBad)
-		case "server/exit_sent":
-			point(laneServer, t, "exit status "+str(e, "exit_code")+str(e, "signal")+" sent", clsPlain)
-		case "server/transport_lost":
-			point(laneServer, t, "transport lost", clsPlain)
-		case "server/released":
-			point(laneServer, t, "hold released", clsPlain)
-		case "server/proc_spawned":
-			procs[str(e, "pid")] = t
-		case "server/proc_exited":
-			pid := str(e, "pid")
-			if from, ok := procs[pid]; ok {
-				span(laneRemote, from, t, "command, exit "+str(e, "exit_code"), clsPlain, false)
-				delete(procs, pid)
-			}
-		case "server/proc_killed":
-			point(laneRemote, t, "killed", clsBad)
+		t := int(e.Time.Sub(d.t0) / (100 * time.Microsecond))
+		if !d.rigOrTool(e, t) {
+			d.server(e, t)
 		}
-		tl.End = int64(t)
+		d.tl.End = int64(t)
 	}
-	for _, from := range procs {
-		span(laneRemote, from, int(tl.End), "command: no exit seen", clsPlain, true)
+	d.finish()
+	return d.tl
+}
+
+// drawer holds what drawing one case run needs across its events.
+type drawer struct {
+	tl                   timeline
+	cr                   rig.CaseReport
+	t0                   time.Time
+	dispatched, returned int            // when the tool was dispatched and returned, -1 if not seen
+	procs                map[string]int // pid -> spawn time of a command not yet seen to exit
+	cutDrawn             bool
+}
+
+func (d *drawer) point(lane, t int, label string, cls int) {
+	d.tl.Points = append(d.tl.Points, [4]int{lane, t, d.tl.labels.id(label), cls})
+}
+
+func (d *drawer) span(lane, from, to int, label string, cls int, open bool) {
+	o := 0
+	if open {
+		o = 1
 	}
-	if cr.Cut != "" && !cutDrawn {
-		point(laneCutter, int(tl.End), "cut "+cr.Cut+" never landed at "+cr.Moment.String(), clsBad)
+	d.tl.Spans = append(d.tl.Spans, [6]int{lane, from, to, d.tl.labels.id(label), cls, o})
+}
+
+func str(e event, k string) string {
+	if v, ok := e.Data[k]; ok {
+		return fmt.Sprint(v)
 	}
-	if dispatched >= 0 {
-		end := returned
-		if end < 0 {
-			end = int(tl.End)
+	return ""
+}
+
+// rigOrTool draws the rig's and the tool's events; false if e is neither.
+func (d *drawer) rigOrTool(e event, t int) bool {
+	switch e.Source + "/" + e.Event {
+	case "rig/dispatch_started":
+		d.dispatched = t
+	case "tool/tool_returned":
+		d.returned = t
+		if str(e, "hung") == "true" {
+			d.point(laneTool, t, "hung: given up on", clsBad)
 		}
-		// An answer that cannot say what happened is indeterminate, as
-		// Jepsen draws it: open-ended.
-		open := cr.Reported != nil && cr.Reported.Category == "outcome_unknown"
+	case "rig/result":
+		if pe := str(e, "parse_error"); pe != "" {
+			d.point(laneTool, t, "result does not parse", clsBad)
+		}
+	case "rig/reconcile_probe":
+		label := "probe: " + str(e, "state")
+		if str(e, "agree") == "false" {
+			label += " (sources disagree)"
+		}
+		d.point(laneProbes, t, label, clsPlain)
+	case "rig/verdict":
 		cls := clsGood
-		if cr.Verdict == rig.Fail {
+		label := "verdict: " + str(e, "verdict")
+		if str(e, "verdict") != string(verdict.Pass) {
 			cls = clsBad
 		}
-		span(laneTool, dispatched, end, "tool: "+reported(cr), cls, open)
+		if v, ok := e.Data["violations"].([]any); ok && len(v) > 0 {
+			var rules []string
+			for _, x := range v {
+				rules = append(rules, fmt.Sprint(x))
+			}
+			label += " (" + strings.Join(rules, ", ") + ")"
+		}
+		d.point(laneProbes, t, label, cls)
+	default:
+		return false
 	}
-	return tl
+	return true
+}
+
+// server draws the server's events: connections, moments, the command.
+func (d *drawer) server(e event, t int) {
+	switch e.Source + "/" + e.Event {
+	case "server/conn_accepted":
+		d.point(laneServer, t, "conn "+str(e, "conn"), clsPlain)
+	case "server/moment":
+		d.moment(str(e, "moment"), t)
+	case "server/exec":
+		d.point(laneServer, t, "exec request", clsPlain)
+	case "server/exec_refused", "server/session_refused", "server/auth_rejected":
+		d.point(laneServer, t, strings.ReplaceAll(e.Event, "_", " "), clsBad)
+	case "server/exit_sent":
+		d.point(laneServer, t, "exit status "+str(e, "exit_code")+str(e, "signal")+" sent", clsPlain)
+	case "server/transport_lost":
+		d.point(laneServer, t, "transport lost", clsPlain)
+	case "server/released":
+		d.point(laneServer, t, "hold released", clsPlain)
+	case "server/proc_spawned":
+		d.procs[str(e, "pid")] = t
+	case "server/proc_exited":
+		pid := str(e, "pid")
+		if from, ok := d.procs[pid]; ok {
+			d.span(laneRemote, from, t, "command, exit "+str(e, "exit_code"), clsPlain, false)
+			delete(d.procs, pid)
+		}
+	case "server/proc_killed":
+		d.point(laneRemote, t, "killed", clsBad)
+	}
+}
+
+func (d *drawer) moment(m string, t int) {
+	if m == d.cr.Moment.String() && d.cr.Cut != "" && !d.cutDrawn {
+		d.cutDrawn = true
+		d.point(laneCutter, t, "cut: "+d.cr.Cut+" at "+m, clsCut)
+	}
+	switch m {
+	case fault.Started.String():
+		d.point(laneRemote, t, "start marker", clsMarker)
+	case fault.Finished.String():
+		d.point(laneRemote, t, "complete marker", clsMarker)
+	default:
+		d.point(laneServer, t, m, clsPlain)
+	}
+}
+
+// finish draws what is still open when the events end: commands with no
+// exit seen, a cut that never landed, the tool's call.
+func (d *drawer) finish() {
+	end := int(d.tl.End)
+	for _, from := range d.procs {
+		d.span(laneRemote, from, end, "command: no exit seen", clsPlain, true)
+	}
+	if d.cr.Cut != "" && !d.cutDrawn {
+		d.point(laneCutter, end, "cut "+d.cr.Cut+" never landed at "+d.cr.Moment.String(), clsBad)
+	}
+	if d.dispatched < 0 {
+		return
+	}
+	returned := d.returned
+	if returned < 0 {
+		returned = end
+	}
+	// An answer that cannot say what happened is indeterminate, as
+	// Jepsen draws it: open-ended.
+	open := d.cr.Reported != nil && d.cr.Reported.Category == result.OutcomeUnknown
+	cls := clsGood
+	if d.cr.Verdict == rig.Fail {
+		cls = clsBad
+	}
+	d.span(laneTool, d.dispatched, returned, "tool: "+reported(d.cr), cls, open)
 }
