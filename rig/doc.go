@@ -6,4 +6,9 @@
 // Before any case, a preflight proves the chain is invocable: the tool runs a
 // no-fault case and must return a parseable result reporting success, with the
 // ledger showing exactly one start and one complete. "Enabled" is not "works".
+//
+// Reconcile scores a reconcile probe (package reconcile/score) on the same run
+// session: every run of the rig, of cases or of a probe, starts its target,
+// keeps its secrets out of the directory and logs the server's events in one
+// place (session.go).
 package rig

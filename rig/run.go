@@ -11,7 +11,6 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/capbuf"
-	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/evidence"
@@ -129,27 +128,13 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	}
 	o.Cases = cases
 	started := time.Now()
-	launcher, err := o.Target.engineLauncher()
+	sess, err := openSession(ctx, o.Target, o.Out)
 	if err != nil {
 		return nil, err
 	}
-	env, err := engine.Start(ctx, engine.Options{Launcher: launcher})
-	if err != nil {
-		return nil, fmt.Errorf("rig: start server: %w", err)
-	}
-	defer env.Close()
-	secrets, err := secret.WithPath(env.Identity())
-	if err != nil {
-		return nil, fmt.Errorf("rig: %w", err)
-	}
-	r := &runner{o: o, env: env, secrets: secrets}
-	if o.Out != nil {
-		o.Out.addSecrets(secrets)
-		tap := env.Control().Tap()
-		r.tapDone = make(chan struct{})
-		go r.logEvents(tap)
-		defer func() { tap.Close(); <-r.tapDone }()
-	}
+	defer sess.Close()
+	env := sess.env
+	r := &runner{o: o, env: env, secrets: sess.secrets}
 
 	rep := &Report{
 		Version: ReportVersion,
@@ -242,18 +227,6 @@ type runner struct {
 	o       Options
 	env     *engine.Env
 	secrets []secret.Secret
-	tapDone chan struct{}
-}
-
-func (r *runner) logEvents(tap *control.Subscription) {
-	defer close(r.tapDone)
-	for {
-		e, err := tap.Next(context.Background())
-		if err != nil {
-			return
-		}
-		r.o.Out.LogEvent(e)
-	}
 }
 
 // toolRun is what one invocation of the tool produced.

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sshrig/sshrig/reconcile/score"
+	"github.com/sshrig/sshrig/rig"
 )
 
 type reconcileFlags struct {
@@ -99,7 +100,7 @@ func runReconcile(cmd *cobra.Command, f reconcileFlags) error {
 	if err != nil {
 		return usageError("--operation: %v", err)
 	}
-	launcher, err := f.launcher(cmd, f.quiet)
+	target, err := f.rigTarget(cmd, f.quiet)
 	if err != nil {
 		return err
 	}
@@ -109,26 +110,20 @@ func runReconcile(cmd *cobra.Command, f reconcileFlags) error {
 		return err
 	}
 	stderr := cmd.ErrOrStderr()
-	o := score.Options{
+	o := rig.ReconcileOptions{Target: target, Out: dir, Score: score.Options{
 		Probe:        f.probe,
 		Remote:       f.remote,
 		Operation:    &op,
-		Launcher:     launcher,
-		Target:       f.target,
 		ProbeTimeout: f.probeTimeout,
-		OnEvent:      dir.LogEvent,
-		WriteFile:    dir.WriteFile,
-	}
+	}}
 	if !f.quiet {
-		o.Progress = stderr
+		o.Score.Progress = stderr
 		fmt.Fprintf(stderr, "sshrig: reconcile: operation %s, target %s, run directory %s\n", op.Name, f.target, dirPath)
 	}
-	rep, runErr := score.Run(cmd.Context(), o)
-	if rep != nil {
-		// Every event is in the log once Run returned.
-		rep.LogHead = dir.Head()
+	rep, runErr := rig.Reconcile(cmd.Context(), o) // writes report.json, head included
+	if rep != nil && f.json != "" {
 		if b, err := rep.JSON(); err == nil {
-			writeReport(stderr, dir, f.json, b)
+			writeJSONCopy(stderr, f.json, b)
 		}
 	}
 	if err := dir.Close(); err != nil {

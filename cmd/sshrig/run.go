@@ -151,12 +151,8 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	rep, runErr := rig.Run(cmd.Context(), o)
 	if rep != nil && f.json != "" {
 		// rig wrote the run directory's report.json; --json is a copy.
-		b, err := rep.JSON()
-		if err == nil {
-			err = os.WriteFile(f.json, b, 0o644)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
+		if b, err := rep.JSON(); err == nil {
+			writeJSONCopy(stderr, f.json, b)
 		}
 	}
 	if err := dir.Close(); err != nil {

@@ -87,16 +87,11 @@ func createRunDir(out string) (*rig.RunDir, string, error) {
 	return dir, path, nil
 }
 
-// writeReport puts report.json into the run directory and, with --json, a
-// copy where the user asked; a failure is said on stderr, and the run goes on
-// to say its verdicts.
-func writeReport(stderr io.Writer, dir *rig.RunDir, jsonPath string, report []byte) {
-	if err := dir.WriteFile("report.json", report); err != nil {
-		fmt.Fprintf(stderr, "sshrig: report.json: %v\n", err)
-	}
-	if jsonPath != "" {
-		if err := os.WriteFile(jsonPath, report, 0o644); err != nil {
-			fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
-		}
+// writeJSONCopy writes --json's copy of the report rig put in the run
+// directory; a failure is said on stderr, and the run goes on to say its
+// verdicts.
+func writeJSONCopy(stderr io.Writer, path string, report []byte) {
+	if err := os.WriteFile(path, report, 0o644); err != nil {
+		fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
 	}
 }

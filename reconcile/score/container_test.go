@@ -59,8 +59,8 @@ func containerLauncher(t *testing.T) *containers.Launcher {
 func TestExamplesOnContainer(t *testing.T) {
 	l := containerLauncher(t)
 	eachExample(t, func(t *testing.T, o Options) {
-		o.Launcher, o.Target = l, "container"
-		rep := scoreRun(t, o)
+		o.Target = "container"
+		rep := scoreRunOn(t, l, o)
 		logReport(t, rep)
 		allCorrect(t, rep)
 	})

@@ -5,4 +5,9 @@
 // state is what it meant to produce, runs the probe and grades its answer.
 // The grading and the confusion matrix are in package reconcile; this package
 // drives the engine, and so cannot live in reconcile (the engine imports it).
+//
+// It does not start a target of its own: Run scores on a started one, and
+// rig.Reconcile (what `sshrig reconcile` calls) opens it on the same run
+// session as a run of cases, so both run directories have the same event
+// log, redaction and head.
 package score

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
@@ -44,8 +43,6 @@ type Options struct {
 	// Operation is what the states are produced with; default the rig's
 	// default workload.
 	Operation *Operation
-	// Launcher starts the server; default the embedded target.
-	Launcher engine.Launcher
 	// Target names the target in reports; default "embedded".
 	Target string
 	// ProbeTimeout bounds each probe run; default DefaultProbeTimeout.
@@ -57,8 +54,6 @@ type Options struct {
 	Scenarios []reconcile.Scenario
 	// Progress, when not nil, gets one line per state.
 	Progress io.Writer
-	// OnEvent, when not nil, gets every server event of the run.
-	OnEvent func(control.Event)
 	// WriteFile, when not nil, receives a transcript per state
 	// ("transcripts/NN-STATE.json").
 	WriteFile func(name string, data []byte) error
@@ -137,9 +132,6 @@ func (o *Options) defaults() {
 		op, _ := LookupOperation(DefaultOperation)
 		o.Operation = &op
 	}
-	if o.Launcher == nil {
-		o.Launcher = engine.InProcess{}
-	}
 	if o.Target == "" {
 		o.Target = "embedded"
 	}
@@ -154,10 +146,12 @@ func (o *Options) defaults() {
 	}
 }
 
-// Run produces every state, runs the probe against each and scores it. It
-// returns an error only when the rig itself could not run (no server, a
-// failed preflight); states it could not produce are inconclusive rows.
-func Run(ctx context.Context, o Options) (*Report, error) {
+// Run produces every state on env, runs the probe against each and scores
+// it. env is a started target of the rig's (rig.Reconcile opens one with the
+// run directory's event log attached, as for sshrig run). Run returns an
+// error only when the rig itself could not run (a failed preflight); states
+// it could not produce are inconclusive rows.
+func Run(ctx context.Context, env *engine.Env, o Options) (*Report, error) {
 	if strings.TrimSpace(o.Probe) == "" {
 		return nil, errors.New("score: no probe command")
 	}
@@ -170,25 +164,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	started := time.Now()
-	env, err := engine.Start(ctx, engine.Options{Launcher: o.Launcher})
-	if err != nil {
-		return nil, fmt.Errorf("score: start server: %w", err)
-	}
-	defer env.Close()
-	if o.OnEvent != nil {
-		tap := env.Control().Tap()
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			for {
-				e, err := tap.Next(context.Background())
-				if err != nil {
-					return
-				}
-				o.OnEvent(e)
-			}
-		})
-		defer func() { tap.Close(); wg.Wait() }()
-	}
 	// A probe gets the identity file; whatever of the key it prints is a
 	// finding, and never reaches a report or a transcript.
 	keySecrets, err := secret.OfKeyFile(env.Identity())

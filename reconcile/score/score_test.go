@@ -17,7 +17,6 @@ import (
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/procs"
 	"github.com/sshrig/sshrig/reconcile"
-	"github.com/sshrig/sshrig/rig"
 )
 
 // TestMain checks that no goroutine outlives the tests. The HTTP transports
@@ -56,16 +55,33 @@ func requireSSH(t testing.TB) {
 	}
 }
 
-// scoreRun runs a scoring run that must not fail as a whole.
+// scoreRun runs a scoring run on the embedded target that must not fail as
+// a whole.
 func scoreRun(t testing.TB, o Options) *Report {
+	t.Helper()
+	return scoreRunOn(t, engine.InProcess{}, o)
+}
+
+// scoreRunOn is scoreRun on the target l starts.
+func scoreRunOn(t testing.TB, l engine.Launcher, o Options) *Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, o)
+	rep, err := runOn(ctx, l, o)
 	if err != nil {
 		t.Fatalf("score: %v", err)
 	}
 	return rep
+}
+
+// runOn starts a target with l, as rig.Reconcile does, and scores on it.
+func runOn(ctx context.Context, l engine.Launcher, o Options) (*Report, error) {
+	env, err := engine.Start(ctx, engine.Options{Launcher: l})
+	if err != nil {
+		return nil, err
+	}
+	defer env.Close()
+	return Run(ctx, env, o)
 }
 
 // logReport puts the terminal output in the test log.
@@ -130,21 +146,10 @@ func leftOnTarget(t testing.TB, rep *Report) []string {
 	return out
 }
 
-// TestDefaultWorkloadIsRigs keeps run_workload the rig's default workload.
-func TestDefaultWorkloadIsRigs(t *testing.T) {
-	op, err := LookupOperation(DefaultOperation)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if DefaultOperation != rig.DefaultOperation {
-		t.Errorf("default operation %q, the rig's is %q", DefaultOperation, rig.DefaultOperation)
-	}
-	if got, want := op.Command(Succeed), (rig.Case{}).Workload("c-test"); got != want {
-		t.Errorf("Succeed variant %q, the rig's workload is %q", got, want)
-	}
-	if got, want := op.Command(Fail), (rig.Case{ExitCode: FailExitCode}).Workload("c-test"); got != want {
-		t.Errorf("Fail variant %q, the rig's workload with exit %d is %q", got, FailExitCode, want)
-	}
+// TestUnknownOperation: the error lists the operations there are. (That the
+// default operation is the rig's default workload is rig's test,
+// TestReconcileDefaultIsRigsWorkload: the rig imports this package.)
+func TestUnknownOperation(t *testing.T) {
 	if _, err := LookupOperation("nope"); err == nil || !strings.Contains(err.Error(), "valid: install_package, restart_service, run_workload") {
 		t.Errorf("unknown operation: %v", err)
 	}
@@ -372,7 +377,7 @@ func TestNotProduced(t *testing.T) {
 		op.Setup = "echo 'no such service' >&2; exit 1"
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		rep, err := Run(ctx, Options{Operation: &op, Remote: true, Probe: alwaysCompleted})
+		rep, err := runOn(ctx, engine.InProcess{}, Options{Operation: &op, Remote: true, Probe: alwaysCompleted})
 		var pre *PreflightError
 		if err == nil || !asPreflight(err, &pre) || !strings.Contains(pre.Reason, "set-up failed: exit 1; output: no such service") {
 			t.Fatalf("err %v, want a preflight error about the set-up", err)
