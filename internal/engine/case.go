@@ -531,21 +531,8 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	}
 	ev.Settled = r.waitSettled(ctx, settle)
 
-	r.env.probeMu.Lock()
-	probe := r.env.probe
-	r.env.probeMu.Unlock()
-	ledger, err := reconcile.ReadLedger(ctx, probe, r.env.ready.Ledger)
-	if err != nil {
-		ev.ProbeErr = err.Error()
-	}
-	ev.Ledger = ledger
-	if read := r.env.ep.ReadLedger; read != nil && ledger != nil {
-		if raw, err := read(ctx); err != nil {
-			ev.ProbeErr = "out-of-band ledger read: " + err.Error()
-		} else {
-			ev.OutOfBand = markers.ParseBytes(raw)
-		}
-	}
+	ev.Ledger, ev.OutOfBand, ev.ProbeErr = r.env.readLedgers(ctx)
+	ledger := ev.Ledger
 
 	// Our own cuts must be finished before the case ends (a release of a
 	// hold that the teardown ended would be an error).
@@ -555,14 +542,53 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	ev.Events = append([]control.Event(nil), r.events...)
 	ev.Cut = r.cut
 	r.mu.Unlock()
-	ev.Truth = reconcile.Derive(r.spec.ID, ledger, evidence.Of(ev.Events, r.spec.ID).Processes())
-	if ev.OutOfBand != nil {
-		if diff := compareLedgers(r.spec.ID, ledger, ev.OutOfBand); diff != "" {
-			ev.Truth.Disagreement = joinReasons(ev.Truth.Disagreement, diff)
-		}
-	}
+	ev.Truth = truthOf(r.spec.ID, ledger, ev.OutOfBand, ev.Events)
 	ev.Landed, ev.NotLanded = r.judgeLanding(ev)
 	return ev, endErr
+}
+
+// readLedgers reads the whole ledger over the rig's probe connection and,
+// where the target offers it, out of band; probeErr says what failed.
+func (e *Env) readLedgers(ctx context.Context) (overSSH, outOfBand *markers.Ledger, probeErr string) {
+	e.probeMu.Lock()
+	probe := e.probe
+	e.probeMu.Unlock()
+	overSSH, err := reconcile.ReadLedger(ctx, probe, e.ready.Ledger)
+	if err != nil {
+		probeErr = err.Error()
+	}
+	if read := e.ep.ReadLedger; read != nil && overSSH != nil {
+		if raw, err := read(ctx); err != nil {
+			probeErr = "out-of-band ledger read: " + err.Error()
+		} else {
+			outOfBand = markers.ParseBytes(raw)
+		}
+	}
+	return overSSH, outOfBand, probeErr
+}
+
+// truthOf is the truth about id from its two sources, the ledger (read over
+// SSH, and compared with the out-of-band reading where there is one) and the
+// server's process events: the one derivation Finish and TruthNow share.
+func truthOf(id string, ledger, outOfBand *markers.Ledger, events []control.Event) reconcile.Truth {
+	t := reconcile.Derive(id, ledger, evidence.Of(events, id).Processes())
+	if outOfBand != nil {
+		if diff := compareLedgers(id, ledger, outOfBand); diff != "" {
+			t.Disagreement = joinReasons(t.Disagreement, diff)
+		}
+	}
+	return t
+}
+
+// TruthNow establishes the truth for id as it stands, without ending its
+// case, as Finish does at the end of one: events are the server's events of
+// id's case up to now (the caller's subscription, drained after a ping).
+func (e *Env) TruthNow(ctx context.Context, id string, events []control.Event) (reconcile.Truth, error) {
+	ledger, outOfBand, probeErr := e.readLedgers(ctx)
+	if probeErr != "" {
+		return reconcile.Truth{}, fmt.Errorf("read the ledger: %s", probeErr)
+	}
+	return truthOf(id, ledger, outOfBand, events), nil
 }
 
 func (r *Run) waitSettled(ctx context.Context, settle time.Duration) bool {

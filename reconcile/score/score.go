@@ -612,9 +612,8 @@ func (r *runner) probeCaseFindings(id string, pr *ProbeRun) []Finding {
 }
 
 // truthNow establishes the truth for id as it stands, without ending its
-// case, from the same two sources and with the same derivation as
-// engine.Run.Finish: the ledger read over SSH, and the server's process
-// events. A ping's reply follows every event the server emitted before it,
+// case, with engine.Env.TruthNow: the same two sources and derivation as
+// engine.Run.Finish. A ping's reply follows every event the server emitted before it,
 // and the control client queues events on r.sub before it hands out the
 // reply, so after the ping r.sub holds every event of the case up to now.
 func (r *runner) truthNow(ctx context.Context, id string) (reconcile.Truth, error) {
@@ -631,20 +630,7 @@ func (r *runner) truthNow(ctx context.Context, id string) (reconcile.Truth, erro
 		}
 		events = append(events, e)
 	}
-	// A case of its own that does nothing: its Finish reads the whole
-	// ledger over the rig's probe connection, after the ping.
-	run, err := r.env.Begin(ctx, engine.Spec{ID: r.env.NewID(), Moment: fault.None, Disposition: fault.Survive})
-	if err != nil {
-		return reconcile.Truth{}, err
-	}
-	ev, err := run.Finish(ctx, 0)
-	switch {
-	case ev == nil:
-		return reconcile.Truth{}, fmt.Errorf("read the ledger: %s", errText(err))
-	case ev.ProbeErr != "":
-		return reconcile.Truth{}, fmt.Errorf("read the ledger: %s", ev.ProbeErr)
-	}
-	return reconcile.Derive(id, ev.Ledger, evidence.Of(events, id).Processes()), nil
+	return r.env.TruthNow(ctx, id, events)
 }
 
 // onTarget runs command on the target, outside any state: over a case of its
