@@ -416,3 +416,33 @@ func TestMissingResultEventFailsEvidence(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWithoutDirLeavesNothing: a run given no run directory still judges
+// assertion 4 on a real event log, in a temporary directory it removes, and
+// its report names no file.
+func TestRunWithoutDirLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cases, err := Select(DefaultMatrix(), []string{"none.exit0", "started.reset.hangup"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(ctx, Options{Tool: tools.Reference{}, Cases: cases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Cases {
+		if c.Verdict != Pass || c.Transcript != "" {
+			t.Errorf("%s: verdict %s, transcript %q", c.ID, c.Verdict, c.Transcript)
+		}
+	}
+	if rep.LogHead != "" {
+		t.Errorf("log head %q of a log that is gone", rep.LogHead)
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "sshrig-run-*"))
+	if len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"io"
 	"strings"
 	"sync"
@@ -46,7 +47,8 @@ type Options struct {
 	Target Target
 	// Out, when not nil, receives the run directory's files: the event log,
 	// a transcript per case and, when the run ends, report.json with the
-	// log's head. Nil writes nothing.
+	// log's head. Nil leaves nothing behind: the event log assertion 4 is
+	// judged on is kept in a temporary directory, removed when Run returns.
 	Out *RunDir
 	// Progress, when not nil, gets one line per finished case.
 	Progress io.Writer
@@ -89,7 +91,12 @@ var ErrNoCases = errors.New("rig: no cases to run")
 // run (the server did not start, the preflight failed); verdicts are in the
 // report. With Options.Out, the report is also the run directory's
 // report.json, written once every event is in the log, with the log's head.
+// Without it, the run keeps its event log in a temporary directory removed
+// at the end: assertion 4 is judged on a real log either way.
 func Run(ctx context.Context, o Options) (*Report, error) {
+	if o.Out == nil {
+		return runWithoutDir(ctx, o)
+	}
 	rep, err := run(ctx, o)
 	if o.Out != nil && rep != nil {
 		rep.LogHead = o.Out.Head()
@@ -106,6 +113,33 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // ReportFile is the report's name in a run directory.
 const ReportFile = "report.json"
+
+// runWithoutDir runs with a run directory of its own that nobody asked
+// for, and removes it; the report names none of its files.
+func runWithoutDir(ctx context.Context, o Options) (*Report, error) {
+	path, err := os.MkdirTemp("", "sshrig-run-*")
+	if err != nil {
+		return nil, fmt.Errorf("rig: a temporary run directory for the event log: %w", err)
+	}
+	defer os.RemoveAll(path)
+	if o.Out, err = CreateRunDir(path); err != nil {
+		return nil, fmt.Errorf("rig: %w", err)
+	}
+	rep, err := run(ctx, o)
+	if cerr := o.Out.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("rig: event log: %w", cerr))
+	}
+	if rep != nil {
+		rep.LogHead = ""
+		for i := range rep.Cases {
+			rep.Cases[i].Transcript = ""
+		}
+		if rep.Preflight.Case != nil {
+			rep.Preflight.Case.Transcript = ""
+		}
+	}
+	return rep, err
+}
 
 func run(ctx context.Context, o Options) (*Report, error) {
 	o.defaults()

@@ -118,9 +118,9 @@ func (d *RunDir) Logged(correlationID, event string) bool {
 	return d.logged[correlationID][event]
 }
 
-// LogEvent appends a server event. Commands appear by digest only: the
+// logEvent appends a server event. Commands appear by digest only: the
 // server's events never carry command text.
-func (d *RunDir) LogEvent(e control.Event) {
+func (d *RunDir) logEvent(e control.Event) {
 	data := map[string]any{"server_seq": e.Seq, "server_time": e.Time.UTC().Format(time.RFC3339Nano)}
 	add := func(k string, v any, zero bool) {
 		if !zero {

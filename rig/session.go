@@ -47,7 +47,7 @@ func openSession(ctx context.Context, target Target, out *RunDir) (*session, err
 				if err != nil {
 					return
 				}
-				out.LogEvent(e)
+				out.logEvent(e)
 			}
 		}()
 		s.stop = func() { tap.Close(); <-done }
