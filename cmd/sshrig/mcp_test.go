@@ -87,7 +87,7 @@ func TestMCPPreflightStates(t *testing.T) {
 	for _, tc := range []struct{ server, says string }{
 		{"no-init", "preflight: installed: the server did not initialise"},
 		{"lists-other", `preflight: loaded: tools/list resolves 0 tools named "ssh_exec"`},
-		{"call-fails", "preflight: invocable: "},
+		{"call-fails", "preflight: invocable: mcp_rpc_error: tools/call returned JSON-RPC error -32603 (upstream session pool exhausted)"},
 	} {
 		t.Run(tc.server, func(t *testing.T) {
 			t.Parallel()
