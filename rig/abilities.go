@@ -3,6 +3,7 @@ package rig
 import (
 	"bytes"
 	"context"
+	"strings"
 
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
@@ -21,12 +22,19 @@ func toolPreflight(ctx context.Context, t tool.Tool) error {
 }
 
 // invocableReason names, for a tool whose preflight has states of its own,
-// the state the no-fault case proves.
-func invocableReason(t tool.Tool, reason string) string {
-	if _, ok := t.(tool.Preflighter); ok {
-		return "invocable: " + reason
+// the state the no-fault case proves, and leads with what the tool's own
+// layer found (an MCP server that died, hung or answered a JSON-RPC error):
+// that, more than an empty stdout, says why the tool is not invocable.
+func invocableReason(t tool.Tool, reason string, findings []Violation) string {
+	if _, ok := t.(tool.Preflighter); !ok {
+		return reason
 	}
-	return reason
+	var b strings.Builder
+	b.WriteString("invocable: ")
+	for _, f := range findings {
+		b.WriteString(f.Rule + ": " + f.Detail + "; ")
+	}
+	return b.String() + reason
 }
 
 // withAnswer adds what an Answerer reported to the verdict: its findings,

@@ -125,7 +125,8 @@ type CaseReport struct {
 	Transcript    string                 `json:"transcript,omitempty"`
 	Draw          *Draw                  `json:"draw,omitempty"` // a repeated run's draws (rig/repeat.go)
 
-	diag *diagnosis // both sides' account, for the preflight's message
+	diag     *diagnosis  // both sides' account, for the preflight's message
+	answered []Violation // the tool's own findings (tool.Answer), redacted, for the same
 }
 
 func (r *Report) summarize(d time.Duration) {

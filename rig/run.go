@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -565,6 +566,9 @@ func (r *runner) judge(cr *CaseReport, c Case, in verdict.Input, tr toolRun, ev 
 		// Details quote what the tool printed (an id, a parse error).
 		cr.Violations = append(cr.Violations, Violation{Assertion: x.Assertion, Rule: x.Rule,
 			Detail: string(secret.Redact([]byte(x.Detail), secrets))})
+		if tr.answer != nil && slices.ContainsFunc(tr.answer.Findings, func(f tool.Finding) bool { return f.Rule == x.Rule && f.Detail == x.Detail }) {
+			cr.answered = append(cr.answered, cr.Violations[len(cr.Violations)-1])
+		}
 		rules = append(rules, x.Assertion+"/"+x.Rule)
 	}
 	cr.Reported = redactResult(v.Reported, secrets)
@@ -627,7 +631,7 @@ func (r *runner) preflight(ctx context.Context) Preflight {
 		}
 	}
 	if p.Error != "" {
-		p.Error = invocableReason(r.o.Tool, p.Error) + cr.diag.String()
+		p.Error = invocableReason(r.o.Tool, p.Error, cr.answered) + cr.diag.String()
 	}
 	return p
 }

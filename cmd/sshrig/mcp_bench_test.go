@@ -21,7 +21,10 @@ var benchCases = []string{"none.exit0", "none.exit3", "handshake.reset.survive",
 // BenchmarkToolPerCase measures, in one run, what a case costs with the
 // reference client in process, as an external program (exec:sshrig exec),
 // and behind the honest MCP server, shared and fresh (docs/performance.md).
-// One case at a time, so ms/case is one case's whole cost.
+// Each iteration runs the same cases with every tool in turn, so a change in
+// the machine's load falls on all of them alike; each tool's figure is its
+// own metric (ns/op is the four runs together). One case at a time, so
+// ms/case is one case's whole cost.
 func BenchmarkToolPerCase(b *testing.B) {
 	dir := b.TempDir()
 	script := "#!/bin/sh\n" + testMainEnv + "=1 exec '" + os.Args[0] + "' \"$@\"\n"
@@ -43,32 +46,34 @@ func BenchmarkToolPerCase(b *testing.B) {
 			return m
 		}
 	}
-	for _, bc := range []struct {
-		name string
-		tool func() tool.Tool
+	runs := []struct {
+		name  string
+		tool  func() tool.Tool
+		total time.Duration
+		n     int
 	}{
-		{"reference", func() tool.Tool { return tools.Reference{} }},
-		{"exec-sshrig-exec", func() tool.Tool { return tools.External{Argv: []string{self, "exec"}} }},
-		{"mcp-shared", mcpTool(mcptool.Shared)},
-		{"mcp-fresh", mcpTool(mcptool.Fresh)},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			var total time.Duration
-			n := 0
-			for b.Loop() {
-				tl := bc.tool()
-				start := time.Now()
-				rep, err := rig.Run(context.Background(), rig.Options{Tool: tl, Cases: cases, Parallel: 1})
-				total += time.Since(start)
-				if c, ok := tl.(interface{ Close() error }); ok {
-					c.Close()
-				}
-				if err != nil || rep.Summary.Fail+rep.Summary.Inconclusive != 0 {
-					b.Fatalf("%v %v", err, rep.SummaryLine())
-				}
-				n += rep.Summary.Executed() + 1 // and the preflight's case
+		{name: "reference", tool: func() tool.Tool { return tools.Reference{} }},
+		{name: "exec-sshrig-exec", tool: func() tool.Tool { return tools.External{Argv: []string{self, "exec"}} }},
+		{name: "mcp-shared", tool: mcpTool(mcptool.Shared)},
+		{name: "mcp-fresh", tool: mcpTool(mcptool.Fresh)},
+	}
+	for b.Loop() {
+		for i := range runs {
+			bc := &runs[i]
+			tl := bc.tool()
+			start := time.Now()
+			rep, err := rig.Run(context.Background(), rig.Options{Tool: tl, Cases: cases, Parallel: 1})
+			bc.total += time.Since(start)
+			if c, ok := tl.(interface{ Close() error }); ok {
+				c.Close()
 			}
-			b.ReportMetric(float64(total.Microseconds())/1000/float64(n), "ms/case")
-		})
+			if err != nil || rep.Summary.Fail+rep.Summary.Inconclusive != 0 {
+				b.Fatalf("%s: %v %v", bc.name, err, rep.SummaryLine())
+			}
+			bc.n += rep.Summary.Executed() + 1 // and the preflight's case
+		}
+	}
+	for _, bc := range runs {
+		b.ReportMetric(float64(bc.total.Microseconds())/1000/float64(bc.n), "ms/case:"+bc.name)
 	}
 }

@@ -306,3 +306,17 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestDocsDefaultArgs: the default template docs/mcp.md shows is DefaultArgs.
+func TestDocsDefaultArgs(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(doc), "```json\n")
+	block, _, _ = strings.Cut(block, "```")
+	squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	if !ok || squash(block) != squash(DefaultArgs) {
+		t.Fatalf("docs/mcp.md's json block is\n%s\nDefaultArgs is\n%s", block, DefaultArgs)
+	}
+}

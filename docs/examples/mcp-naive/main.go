@@ -82,8 +82,10 @@ func sshExec(ctx context.Context, _ *mcp.CallToolRequest, a Args) (*mcp.CallTool
 	if err := run(ctx, a); err != nil {
 		var ee *ssh.ExitError
 		if errors.As(err, &ee) {
+			//lint:ignore ST1005 the text is what the agent reads: published servers send "Error: …" as is
 			return nil, nil, fmt.Errorf("Error: command failed: %v", err)
 		}
+		//lint:ignore ST1005 the text is what the agent reads: published servers send "Error: …" as is
 		return nil, nil, fmt.Errorf("Error: %v", err)
 	}
 	b, _ := json.Marshal(map[string]any{"ok": true, "category": "succeeded", "operation": a.Operation,
