@@ -243,6 +243,8 @@ type runner struct {
 	env     *engine.Env
 	secrets []secret.Secret
 	tapDone chan struct{}
+	// workloadRequest is what the preflight learned (Preflight.WorkloadRequest).
+	workloadRequest int
 }
 
 func (r *runner) logEvents(tap *control.Subscription) {
@@ -371,6 +373,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	}
 	spec := c.spec(id)
 	spec.RefusePTY = r.o.RefusePTY
+	spec.WorkloadRequest = r.workloadRequest
 	run, err := r.env.Begin(ctx, spec)
 	if err != nil {
 		return inconclusive("could not set the case up: " + err.Error())
@@ -411,6 +414,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	in.Read = &read
 	r.judge(&cr, c, in, tr, ev, secrets)
 	cr.diag = diagnose(ev, id, tr.stderr, secrets)
+	cr.workloadRequest = evidence.Of(ev.Events, id).WorkloadRequest()
 	cr.DurationMS = time.Since(start).Milliseconds()
 	cr.ToolMS = tr.duration.Milliseconds()
 	if ev.Cut != nil {
@@ -622,6 +626,8 @@ func (r *runner) preflight(ctx context.Context) Preflight {
 	if p.Error != "" {
 		p.Error = invocableReason(r.o.Tool, p.Error) + cr.diag.String()
 	}
+	p.WorkloadRequest = cr.workloadRequest
+	r.workloadRequest = cr.workloadRequest
 	return p
 }
 

@@ -52,6 +52,11 @@ type Spec struct {
 	RefusePTY bool
 	// Link puts slow-link faults on the case's cutter (none by default).
 	Link cutter.Link
+	// WorkloadRequest, when > 0, is the ordinal of the case's exec or shell
+	// request that runs the workload, as a preflight learned it
+	// (control.Arm.WorkloadRequest): for a tool that uploads a script and
+	// runs it with a command that does not carry the markers.
+	WorkloadRequest int
 }
 
 // Validate checks the spec's values.
@@ -167,6 +172,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	} else {
 		req.Arm = &control.Arm{Disposition: spec.Disposition}
 	}
+	req.Arm.WorkloadRequest = spec.WorkloadRequest
 	req.DenyExec = spec.Refusal == fault.DenyExec
 	req.RejectSession = spec.Refusal == fault.RejectSession
 	req.RefusePTY = spec.RefusePTY
