@@ -535,7 +535,7 @@ func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evid
 			in.Landed, in.NotLanded = false, why
 		}
 	}
-	if knowledge == fault.ResultReceived || c.Fixture != "" {
+	if knowledge == fault.ResultReceived || c.Fixture != "" || (c.Moment == fault.ExitStatus && c.Cut == fault.KillHelper) {
 		in.Delivered = evs.Delivered()
 	}
 	if tr.exit != nil {
