@@ -155,7 +155,7 @@ func (l *Launcher) context(ctx context.Context, cli *testcontainers.DockerClient
 		return nil, fmt.Errorf("%w: %v", ErrBadImage, err)
 	}
 	if l.BaseImage == "" {
-		files := append(busybox, ctxFile{name: "rootfs/sshrig", mode: 0o755, data: data})
+		files := append(append(busybox, l.scpFiles()...), ctxFile{name: "rootfs/sshrig", mode: 0o755, data: data})
 		return &buildContext{
 			dockerfile: "# The sshrig container target, built offline by the rig: nothing is pulled.\n" +
 				"FROM scratch\nCOPY rootfs/ /\n",

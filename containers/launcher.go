@@ -62,6 +62,10 @@ type Launcher struct {
 	// Busybox is a static busybox for the image's /bin/sh and applets.
 	// Default DefaultBusybox (Debian's busybox-static). Unused with BaseImage.
 	Busybox string
+	// SCP is the scp the FROM scratch image carries for legacy scp (scp -O),
+	// with the libraries ldd lists for it. Default DefaultSCP (Debian's
+	// openssh-client). Unused with BaseImage: that image has its own, or none.
+	SCP string
 	// BaseImage, when set, is a local image with /bin/sh that the image
 	// starts FROM instead of scratch plus busybox (`--image REF`).
 	BaseImage string

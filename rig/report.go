@@ -51,6 +51,11 @@ type Summary struct {
 type Preflight struct {
 	Error string      `json:"error,omitempty"`
 	Case  *CaseReport `json:"case,omitempty"`
+	// WorkloadRequest is the ordinal of the exec or shell request that ran
+	// the preflight's workload, when the server could not recognise it by
+	// itself (a script uploaded, then run): every case holds its exec
+	// moment there.
+	WorkloadRequest int `json:"workload_request,omitempty"`
 }
 
 // Verdict is a case's outcome.
@@ -125,8 +130,9 @@ type CaseReport struct {
 	Transcript    string                 `json:"transcript,omitempty"`
 	Draw          *Draw                  `json:"draw,omitempty"` // a repeated run's draws (rig/repeat.go)
 
-	diag     *diagnosis  // both sides' account, for the preflight's message
-	answered []Violation // the tool's own findings (tool.Answer), redacted, for the same
+	diag            *diagnosis  // both sides' account, for the preflight's message
+	answered        []Violation // the tool's own findings (tool.Answer), redacted, for the same
+	workloadRequest int         // evidence.Case.WorkloadRequest, for the preflight
 }
 
 func (r *Report) summarize(d time.Duration) {

@@ -262,6 +262,8 @@ type runner struct {
 	o       Options
 	env     *engine.Env
 	secrets []secret.Secret
+	// workloadRequest is what the preflight learned (Preflight.WorkloadRequest).
+	workloadRequest int
 }
 
 // toolRun is what one invocation of the tool produced.
@@ -379,6 +381,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	}
 	spec := c.spec(id)
 	spec.RefusePTY = r.o.RefusePTY
+	spec.WorkloadRequest = r.workloadRequest
 	run, err := r.env.Begin(ctx, spec)
 	if err != nil {
 		return inconclusive("could not set the case up: " + err.Error())
@@ -419,6 +422,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	in.Read = &read
 	r.judge(&cr, c, in, tr, ev, secrets)
 	cr.diag = diagnose(ev, id, tr.stderr, secrets)
+	cr.workloadRequest = evidence.Of(ev.Events, id).WorkloadRequest()
 	cr.DurationMS = time.Since(start).Milliseconds()
 	cr.ToolMS = tr.duration.Milliseconds()
 	if ev.Cut != nil {
@@ -539,7 +543,7 @@ func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evid
 			in.Landed, in.NotLanded = false, why
 		}
 	}
-	if knowledge == fault.ResultReceived || c.Fixture != "" {
+	if knowledge == fault.ResultReceived || c.Fixture != "" || (c.Moment == fault.ExitStatus && c.Cut == fault.KillHelper) {
 		in.Delivered = evs.Delivered()
 	}
 	if tr.exit != nil {
@@ -633,6 +637,8 @@ func (r *runner) preflight(ctx context.Context) Preflight {
 	if p.Error != "" {
 		p.Error = invocableReason(r.o.Tool, p.Error, cr.answered) + cr.diag.String()
 	}
+	p.WorkloadRequest = cr.workloadRequest
+	r.workloadRequest = cr.workloadRequest
 	return p
 }
 

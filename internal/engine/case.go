@@ -52,6 +52,11 @@ type Spec struct {
 	RefusePTY bool
 	// Link puts slow-link faults on the case's cutter (none by default).
 	Link cutter.Link
+	// WorkloadRequest, when > 0, is the ordinal of the case's exec or shell
+	// request that runs the workload, as a preflight learned it
+	// (control.Arm.WorkloadRequest): for a tool that uploads a script and
+	// runs it with a command that does not carry the markers.
+	WorkloadRequest int
 }
 
 // Validate checks the spec's values.
@@ -167,6 +172,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	} else {
 		req.Arm = &control.Arm{Disposition: spec.Disposition}
 	}
+	req.Arm.WorkloadRequest = spec.WorkloadRequest
 	req.DenyExec = spec.Refusal == fault.DenyExec
 	req.RejectSession = spec.Refusal == fault.RejectSession
 	req.RefusePTY = spec.RefusePTY
@@ -737,27 +743,41 @@ func (r *Run) SetToolPID(pid int) { r.toolPID.Store(int64(pid)) }
 
 // killHelper kills the local processes that own the tool's end of the
 // connection (for a wrapper script, its ssh child) and waits until they are
-// gone. The rig's own process and the tool's are never killed.
+// gone. The rig's own process and the tool's are never killed. It looks
+// again after each kill: a helper that forked as it was found (OpenSSH's
+// ControlPersist puts its master in the background right after
+// authentication) leaves a child holding the socket, and the transport dies
+// only with the last holder.
 func killHelper(ctx context.Context, st cutter.ConnStats, toolPID int) ([]int, error) {
 	ino, err := sockowner.Inode(st.Client, st.Listener)
 	if err != nil {
 		return nil, fmt.Errorf("kill-helper: the tool's socket: %w", err)
 	}
-	owners, err := sockowner.Owners(ino)
-	if err != nil {
-		return nil, fmt.Errorf("kill-helper: %w", err)
-	}
-	var victims []int
-	for _, pid := range owners {
-		if pid != os.Getpid() && pid != toolPID {
-			victims = append(victims, pid)
+	var killed []int
+	for round := 0; ; round++ {
+		owners, err := sockowner.Owners(ino)
+		if err != nil {
+			return killed, fmt.Errorf("kill-helper: %w", err)
 		}
-	}
-	if len(victims) == 0 {
-		if len(owners) > 0 {
+		var victims []int
+		for _, pid := range owners {
+			if pid != os.Getpid() && pid != toolPID {
+				victims = append(victims, pid)
+			}
+		}
+		switch {
+		case len(victims) == 0 && round > 0:
+			return killed, nil
+		case len(victims) == 0 && len(owners) > 0:
 			return nil, ErrNoHelper
+		case len(victims) == 0:
+			return nil, fmt.Errorf("kill-helper: no process owns the tool's socket %s -> %s", st.Client, st.Listener)
+		case round == 3:
+			return killed, fmt.Errorf("kill-helper: processes %v still hold the tool's socket after %d kills", victims, round)
 		}
-		return nil, fmt.Errorf("kill-helper: no process owns the tool's socket %s -> %s", st.Client, st.Listener)
+		killed = append(killed, victims...)
+		if err := sockowner.Kill(ctx, victims); err != nil {
+			return killed, err
+		}
 	}
-	return victims, sockowner.Kill(ctx, victims)
 }

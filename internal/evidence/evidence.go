@@ -70,6 +70,9 @@ func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.St
 		switch e.Kind {
 		case control.ExecReceived:
 			switch {
+			case len(steps) == 0 && !c.isAttempt(e, ws):
+				// Preparation (an upload by scp -t, a probe such as
+				// uname -s) is no step of the sequence.
 			case c.isAttempt(e, ws):
 				steps = append(steps, verdict.Step{Op: verdict.StepCreate})
 				creating[k], unsettled[k] = true, true
@@ -110,16 +113,24 @@ func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.St
 	return steps, probed
 }
 
-// FollowUps counts exec requests other than the operation's own command and
-// the case's reconcile probe (reconcileCmd, when not empty).
+// FollowUps counts exec requests, after the operation's own command first
+// arrived, other than that command and the case's reconcile probe
+// (reconcileCmd, when not empty). What came before (an upload by scp -t, a
+// probe such as uname -s) cannot have been built on the answer.
 func (c Case) FollowUps(reconcileCmd string) int {
 	probe := digestOrNone(reconcileCmd)
 	n := 0
 	ws := c.workloadSessions()
+	seen := false
 	for _, e := range c.events {
-		if e.Kind == control.ExecReceived && !c.isAttempt(e, ws) && (probe == "" || e.Digest != probe) {
+		if e.Kind != control.ExecReceived {
+			continue
+		}
+		attempt := c.isAttempt(e, ws)
+		if seen && !attempt && (probe == "" || e.Digest != probe) {
 			n++
 		}
+		seen = seen || attempt
 	}
 	return n
 }

@@ -32,8 +32,12 @@ func TestShellWorkload(t *testing.T) {
 	if d := c.Delivered(); d == nil || d.ExitCode != 3 {
 		t.Errorf("Delivered = %+v, want the shell's exit 3, not the probe's 0", d)
 	}
-	if n := c.FollowUps(""); n != 1 {
-		t.Errorf("FollowUps = %d, want 1 (the probe only)", n)
+	if n := c.FollowUps(""); n != 0 {
+		t.Errorf("FollowUps = %d, want 0 (the probe came before the workload)", n)
+	}
+	cleanup := control.Event{Kind: control.ExecReceived, Conn: 1, Session: 3, Digest: "rm"}
+	if n := Of(append(events[:len(events):len(events)], cleanup), id).FollowUps(""); n != 1 {
+		t.Errorf("FollowUps = %d, want 1 (the command after the workload)", n)
 	}
 	ps := c.Processes()
 	if len(ps) != 1 || ps[0].PID != 21 || !ps[0].ReachedStart || ps[0].ExitCode == nil || *ps[0].ExitCode != 3 {

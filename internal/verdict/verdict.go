@@ -86,7 +86,7 @@ type Input struct {
 	Moment fault.Moment
 	Cut    fault.Cut
 	// Delivered is what the server sent when the moment is after the result
-	// reached the caller (exit-status, none); nil otherwise.
+	// reached the caller or its helper (exit-status, none); nil otherwise.
 	Delivered *Delivered
 	// Expect, when set, replaces the moment's honest category and retry.
 	Expect *Expectation
@@ -239,6 +239,15 @@ func Judge(in Input) Verdict {
 			knowledge, delivered = fault.ResultReceived, in.RetryDelivered
 		}
 		grade, why := GradeReport(knowledge, delivered, in.Expect, r.Category, r.Retry)
+		if grade == Unsafe && relayed(in) {
+			// The killed helper may have passed the status on before it
+			// died: a ControlMaster hands it to its multiplexed client as
+			// soon as it reads it. A report of exactly that status is then
+			// knowledge, not a guess (a guess fails the other exit code).
+			if g, _ := GradeReport(fault.ResultReceived, delivered, nil, r.Category, r.Retry); g == Exact {
+				grade, why = Exact, ""
+			}
+		}
 		v.Grade = grade
 		if grade == Unsafe {
 			rule := RuleUnsafeCategory
@@ -380,6 +389,13 @@ func Honest(k fault.Knowledge, d *Delivered) (result.Category, result.Retry) {
 		return result.ConfirmedFailure, result.Never
 	}
 	return result.Succeeded, result.Never
+}
+
+// relayed says the case killed the tool's helper after the server's exit
+// status was delivered to it (in.Delivered), so the status may have reached
+// the tool through the helper before the kill.
+func relayed(in Input) bool {
+	return in.Moment == fault.ExitStatus && in.Cut == fault.KillHelper && in.Delivered != nil
 }
 
 // GradeReport compares a reported category and retry with what the caller could know.

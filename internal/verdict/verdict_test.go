@@ -196,3 +196,43 @@ func TestContradictionWords(t *testing.T) {
 	}
 	t.Fatalf("violations %v lack the contradiction in words", v.Violations)
 }
+
+// TestRelayedByHelper: a kill-helper cut at exit-status killed a helper that
+// had the status; a ControlMaster passes it to its multiplexed client first.
+// Reporting exactly that status passes; another one, or a guess, does not.
+func TestRelayedByHelper(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		code      int
+		cat       string
+		ok        bool
+		status    Status
+		rule      string
+		delivered bool
+	}{
+		{"the status, relayed", 3, "confirmed_failure", false, Pass, "", true},
+		{"success, relayed", 0, "succeeded", true, Pass, "", true},
+		{"unknown, not relayed", 3, "outcome_unknown", false, Pass, "", true},
+		{"a guess of success", 3, "succeeded", true, Fail, RuleUnsafeCategory, true},
+		{"nothing delivered", 3, "confirmed_failure", false, Fail, RuleUnsafeCategory, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			retry := "never"
+			if tc.cat == "outcome_unknown" {
+				retry = "reconcile_first"
+			}
+			in := Input{Moment: fault.ExitStatus, Cut: fault.KillHelper, CorrelationID: "c-1", Operation: "op", Landed: true,
+				Truth: completed(tc.code), Attempts: 1, Stdout: resultJSON(tc.cat, retry, "c-1", tc.ok)}
+			if tc.delivered {
+				in.Delivered = &Delivered{ExitCode: tc.code}
+			}
+			v := Judge(in)
+			if v.Status != tc.status {
+				t.Fatalf("status %s, want %s: %v", v.Status, tc.status, v.Violations)
+			}
+			if tc.rule != "" && (len(v.Violations) == 0 || v.Violations[0].Rule != tc.rule) {
+				t.Fatalf("violations %v, want %s first", v.Violations, tc.rule)
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+package rig
+
+import (
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/realclients"
+	"github.com/sshrig/sshrig/internal/tools"
+)
+
+// TestRealClients: each honest wrapper of a real client in docs/examples
+// passes the whole default matrix on the embedded target; each naive one
+// fails exactly where its defect lies, with the rule that names it, and
+// passes where it does not. (containers.TestRealClients: the same on the
+// container target.)
+func TestRealClients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real clients through the whole default matrix")
+	}
+	for _, w := range realclients.Wrappers() {
+		t.Run(w.Script, func(t *testing.T) {
+			for _, p := range w.Needs {
+				if _, err := exec.LookPath(p); err != nil {
+					t.Skipf("%s is not installed (.ci/run installs the real clients)", p)
+				}
+			}
+			cases := DefaultMatrix()
+			if !w.Honest() {
+				cases = selectWrapperCases(t, w)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, Parallel: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Log(rep.SummaryLine())
+			for _, problem := range realclients.Check(w, reportVerdicts(rep)) {
+				t.Error(problem)
+			}
+		})
+	}
+}
+
+func selectWrapperCases(t *testing.T, w realclients.Wrapper) []Case {
+	t.Helper()
+	var ids []string
+	for _, c := range w.Caught {
+		ids = append(ids, c.ID)
+	}
+	cases, err := Select(DefaultMatrix(), ids)
+	if err != nil || len(cases) != len(ids) {
+		t.Fatalf("%s: cases %v: %d selected, %v", w.Script, ids, len(cases), err)
+	}
+	return cases
+}
+
+// reportVerdicts is a report as the realclients checks read it.
+func reportVerdicts(rep *Report) []realclients.Verdict {
+	var out []realclients.Verdict
+	for _, c := range rep.Cases {
+		v := realclients.Verdict{ID: c.ID, Verdict: string(c.Verdict), Reason: c.Reason}
+		for _, x := range c.Violations {
+			v.Rules = append(v.Rules, x.Rule)
+		}
+		out = append(out, v)
+	}
+	return out
+}
