@@ -18,6 +18,8 @@ type RepeatReport struct {
 	Parallel int    `json:"parallel"`
 	// ParallelDrawn says the parallelism was drawn from the seed.
 	ParallelDrawn bool `json:"parallel_drawn,omitempty"`
+	// MaxFailureRate is the threshold the run failed above (Repeat).
+	MaxFailureRate float64 `json:"max_failure_rate,omitempty"`
 }
 
 // MaxFirstFailures is how many failing case runs a case's rate lists;
@@ -111,7 +113,8 @@ func (r *Report) aggregate(o Options, s *schedule) {
 	if !o.Repeat.On() {
 		return
 	}
-	rr := &RepeatReport{Seed: o.Repeat.Seed, Times: o.Repeat.Times, Parallel: s.parallel, ParallelDrawn: o.Repeat.DrawParallel > 0}
+	rr := &RepeatReport{Seed: o.Repeat.Seed, Times: o.Repeat.Times, Parallel: s.parallel, ParallelDrawn: o.Repeat.DrawParallel > 0,
+		MaxFailureRate: o.Repeat.MaxFailureRate}
 	if o.Repeat.For > 0 {
 		rr.For = o.Repeat.For.String()
 	}

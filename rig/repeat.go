@@ -36,6 +36,10 @@ type Repeat struct {
 	// Link, when set, puts slow-link faults on every case run's cutter
 	// that has none of its own (Case.Link), drawn from its seed.
 	Link *cutter.Link
+	// MaxFailureRate is recorded in the report: the caller fails the run
+	// only above it (sshrig run --max-failure-rate), and sshrig merge of
+	// the run's shards does the same.
+	MaxFailureRate float64
 }
 
 // On reports whether the run repeats (and so draws) at all.

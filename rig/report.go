@@ -35,6 +35,15 @@ type Report struct {
 	// Repeat and Rates are set for a repeated run (rig/aggregate.go).
 	Repeat *RepeatReport `json:"repeat,omitempty"`
 	Rates  []CaseRate    `json:"rates,omitempty"`
+
+	// Shard is set for one shard of a run (sshrig run --shard, rig/shard.go);
+	// Merged lists the shards a merged report was made of (sshrig merge,
+	// rig/merge.go).
+	Shard  *ShardReport  `json:"shard,omitempty"`
+	Merged []MergedShard `json:"merged,omitempty"`
+	// JUnit says the run also wrote JUnit XML, so a merge of its shards
+	// writes it too.
+	WroteJUnit bool `json:"junit,omitempty"`
 }
 
 // Summary counts the cases by verdict.

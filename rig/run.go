@@ -58,6 +58,11 @@ type Options struct {
 	// Repeat, when on, runs each case many times in a drawn order
 	// (rig/repeat.go).
 	Repeat Repeat
+	// Shard, when set, is recorded in the report: Cases are this shard's
+	// part of a selection split across machines (rig/shard.go).
+	Shard *ShardReport
+	// JUnit is recorded in the report: the caller writes JUnit XML too.
+	JUnit bool
 }
 
 func (o *Options) defaults() {
@@ -152,12 +157,14 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	rep := &Report{
-		Version: ReportVersion,
-		Tool:    o.Tool.Name(),
-		Target:  o.Target.Name(),
-		Where:   env.Endpoint().Where,
-		Started: started.UTC(),
-		Budget:  o.Budget.String(),
+		Version:    ReportVersion,
+		Tool:       o.Tool.Name(),
+		Target:     o.Target.Name(),
+		Where:      env.Endpoint().Where,
+		Started:    started.UTC(),
+		Budget:     o.Budget.String(),
+		Shard:      o.Shard,
+		WroteJUnit: o.JUnit,
 	}
 
 	if err := toolPreflight(ctx, o.Tool); err != nil {

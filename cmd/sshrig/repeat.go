@@ -73,7 +73,7 @@ func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, e
 		}
 		return rp, nil
 	}
-	rp.Times, rp.For = f.times, f.dur
+	rp.Times, rp.For, rp.MaxFailureRate = f.times, f.dur, f.maxRate
 	if f.seed == "" {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -117,14 +117,17 @@ func writeResults(w io.Writer, rep *rig.Report) {
 // failure is exit code 1, or nil: a run that is not repeated fails on any
 // failed verdict, a repeated one when some case's failure rate is above
 // --max-failure-rate (by default, any failure).
-func (f *repeatFlags) failure(rep *rig.Report) error {
+func (f *repeatFlags) failure(rep *rig.Report) error { return failureExit(rep, f.maxRate) }
+
+// failureExit is failure with the threshold given.
+func failureExit(rep *rig.Report, maxRate float64) error {
 	if rep.Repeat == nil {
 		if rep.Summary.Fail > 0 {
 			return &exitError{code: exitFail, err: errors.New("")}
 		}
 		return nil
 	}
-	above := rep.FailsAbove(f.maxRate)
+	above := rep.FailsAbove(maxRate)
 	if len(above) == 0 {
 		return nil
 	}
@@ -133,8 +136,8 @@ func (f *repeatFlags) failure(rep *rig.Report) error {
 		names = append(names, c.ID+" "+stats.Percent(c.Failure.Rate))
 	}
 	msg := ""
-	if f.maxRate > 0 {
-		msg = fmt.Sprintf("failure rate above %s: %s", stats.Percent(f.maxRate), strings.Join(names, ", "))
+	if maxRate > 0 {
+		msg = fmt.Sprintf("failure rate above %s: %s", stats.Percent(maxRate), strings.Join(names, ", "))
 	}
 	return &exitError{code: exitFail, err: errors.New(msg)}
 }
