@@ -12,7 +12,7 @@ import (
 )
 
 func newMergeCmd() *cobra.Command {
-	var out, junit string
+	var out, junit, matrix string
 	var maxRate float64
 	cmd := &cobra.Command{
 		Use:   "merge SHARD_DIR…",
@@ -41,6 +41,10 @@ or a case was inconclusive.`,
 					return usageError("merge: %v", err)
 				}
 			}
+			cases, err := loadMatrix(matrix)
+			if err != nil {
+				return err
+			}
 			dir, dirPath, err := createRunDir(out)
 			if err != nil {
 				return err
@@ -56,6 +60,7 @@ or a case was inconclusive.`,
 			w := cmd.OutOrStdout()
 			writeResults(w, rep)
 			fmt.Fprintf(w, "merged %d shards: %s\n", len(rep.Merged), dirPath+"/report.json")
+			ciOutput(w, cmd.ErrOrStderr(), rep, matrix, cases)
 			if junit == "" && rep.WroteJUnit {
 				junit = filepath.Join(dirPath, "junit.xml")
 			}
@@ -73,6 +78,7 @@ or a case was inconclusive.`,
 	fl := cmd.Flags()
 	fl.StringVar(&out, "out", "", "run directory for the merged run (default: a new dated directory under ./sshrig-runs/)")
 	fl.StringVar(&junit, "junit", "", "write JUnit XML of the whole here (default: junit.xml in the run directory when the shards wrote JUnit)")
+	fl.StringVar(&matrix, "matrix", "", "the matrix file the shards ran, if not the default matrix (annotations point at its cases)")
 	fl.Float64Var(&maxRate, "max-failure-rate", 0, "for a repeated run: exit 1 only when some case's failure rate is above this proportion (default: the shards' own --max-failure-rate)")
 	return cmd
 }

@@ -180,6 +180,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	out := cmd.OutOrStdout()
 	writeResults(out, rep)
 	fmt.Fprintf(out, "report: %s\n", dirPath+"/report.json")
+	ciOutput(out, stderr, rep, f.matrix, matrix) // ci.go: GitHub Actions annotations and summary
 	if f.junit != "" {
 		if err := writeJUnit(f.junit, rep); err != nil {
 			fmt.Fprintf(stderr, "sshrig: --junit: %v\n", err)
