@@ -24,6 +24,7 @@ type repeatFlags struct {
 	seed    string
 	maxRate float64
 	link    string
+	delay   string // --answer-delay
 }
 
 // defaultDrawnParallel bounds the parallelism a repeated run draws when
@@ -35,13 +36,15 @@ func (f *repeatFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.dur, "for", 0, "repeat the selected cases until this much time has passed (with --repeat: whichever ends first)")
 	fl.StringVar(&f.seed, "seed", "", "seed for everything a repeated run draws: order, parallelism, each case run's seed (default: drawn and printed)")
 	fl.StringVar(&f.link, "link", "", "slow-link faults on every case's cutter, drawn from each case run's seed: "+rig.LinkSyntax)
+	fl.StringVar(&f.delay, "answer-delay", "", "delay before the server answers each channel request, drawn from each case run's seed: "+rig.AnswerDelaySyntax)
 	fl.Float64Var(&f.maxRate, "max-failure-rate", 0, "with --repeat or --for: exit 1 only when some case's failure rate is above this proportion (0.05 = 5%); default: any failure")
 }
 
 // options turns the flags into the run's Repeat. parallelSet says the user
 // fixed --parallel; otherwise a repeated run draws its parallelism. A run
 // with slow-link faults (--link, or a case's link:) draws, so it runs as a
-// repeated run of one round unless told otherwise.
+// repeated run of one round unless told otherwise; so does one with an
+// answer delay (--answer-delay, a case's answer_delay:).
 func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, error) {
 	var rp rig.Repeat
 	if f.link != "" {
@@ -51,9 +54,16 @@ func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, e
 		}
 		rp.Link = &l
 	}
-	linked := rp.Link != nil
+	if f.delay != "" {
+		d, err := rig.ParseAnswerDelay(f.delay)
+		if err != nil {
+			return rp, usageError("--answer-delay: %v", err)
+		}
+		rp.AnswerDelay = &d
+	}
+	linked := rp.Link != nil || rp.AnswerDelay != nil
 	for _, c := range cases {
-		linked = linked || c.Link != nil
+		linked = linked || c.Link != nil || c.AnswerDelay != nil
 	}
 	if linked && f.times == 0 && f.dur == 0 {
 		f.times = 1

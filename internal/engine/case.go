@@ -52,6 +52,9 @@ type Spec struct {
 	RefusePTY bool
 	// Link puts slow-link faults on the case's cutter (none by default).
 	Link cutter.Link
+	// AnswerDelay makes the server wait this long before it answers each
+	// channel request of the case (control.Arm.AnswerDelay).
+	AnswerDelay time.Duration
 }
 
 // Validate checks the spec's values.
@@ -167,6 +170,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	} else {
 		req.Arm = &control.Arm{Disposition: spec.Disposition}
 	}
+	req.Arm.AnswerDelay = spec.AnswerDelay
 	req.DenyExec = spec.Refusal == fault.DenyExec
 	req.RejectSession = spec.Refusal == fault.RejectSession
 	req.RefusePTY = spec.RefusePTY
