@@ -44,7 +44,15 @@ type Report struct {
 	// JUnit says the run also wrote JUnit XML, so a merge of its shards
 	// writes it too.
 	WroteJUnit bool `json:"junit,omitempty"`
+
+	// casesOnDisk: Cases are not held; report.json has them (Run).
+	casesOnDisk bool
 }
+
+// CasesOnDisk reports that the report holds no Cases because the run kept
+// them in its run directory only (a repeated run, rig.Run): ReadReport of
+// the directory has them.
+func (r *Report) CasesOnDisk() bool { return r.casesOnDisk }
 
 // Summary counts the cases by verdict.
 type Summary struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ type runFlags struct {
 	mcp    mcpFlags
 	repeat repeatFlags // repeat.go
 	shard  shardFlags  // shard.go
+
+	memprofile string
 }
 
 func newRunCmd() *cobra.Command {
@@ -73,6 +76,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
 	f.repeat.register(fl)
 	f.shard.register(fl)
+	fl.StringVar(&f.memprofile, "memprofile", "", "write a heap profile here when the run ends, for 'go tool pprof' (docs/performance.md)")
 	return cmd
 }
 
@@ -156,9 +160,10 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	f.repeat.header(stderr, rp)
 	rep, runErr := rig.Run(cmd.Context(), o)
+	writeMemProfile(stderr, f.memprofile) // profile.go
 	if rep != nil && f.json != "" {
 		// rig wrote the run directory's report.json; --json is a copy.
-		b, err := rep.JSON()
+		b, err := os.ReadFile(filepath.Join(dirPath, rig.ReportFile))
 		if err == nil {
 			err = os.WriteFile(f.json, b, 0o644)
 		}
@@ -179,6 +184,15 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	writeResults(out, rep)
+	if rep.CasesOnDisk() && (f.junit != "" || os.Getenv("GITHUB_ACTIONS") == "true") {
+		// A repeated run kept its case runs in report.json only; JUnit and
+		// the annotations list them, so read them back now the run is over.
+		full, err := rig.ReadReport(dirPath)
+		if err != nil {
+			return rigError(err)
+		}
+		rep = full
+	}
 	fmt.Fprintf(out, "report: %s\n", dirPath+"/report.json")
 	ciOutput(out, stderr, rep, f.matrix, matrix) // ci.go: GitHub Actions annotations and summary
 	if f.junit != "" {

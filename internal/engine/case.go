@@ -55,6 +55,9 @@ type Spec struct {
 	// AnswerDelay makes the server wait this long before it answers each
 	// channel request of the case (control.Arm.AnswerDelay).
 	AnswerDelay time.Duration
+	// WholeLedger makes Finish read the whole ledger, not only the case's
+	// own lines: for a case that reads another's truth.
+	WholeLedger bool
 }
 
 // Validate checks the spec's values.
@@ -513,7 +516,8 @@ type Evidence struct {
 	// the ledger was read. When false, a survivor may still be running.
 	Settled bool            `json:"settled"`
 	Truth   reconcile.Truth `json:"truth"`
-	// Ledger is the whole ledger as read over SSH at the end of the case.
+	// Ledger is the case's lines of the ledger as read over SSH at the end of
+	// the case (all of it with Spec.WholeLedger).
 	Ledger *markers.Ledger `json:"-"`
 	// OutOfBand is the ledger as read around SSH (from the container), when
 	// the target can.
@@ -538,15 +542,21 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	r.env.probeMu.Lock()
 	probe := r.env.probe
 	r.env.probeMu.Unlock()
-	ledger, err := reconcile.ReadLedger(ctx, probe, r.env.ready.Ledger)
+	// Only the case's own lines are read (unless WholeLedger): the ledger
+	// grows by every case run, and the truth is about this id alone.
+	of := r.spec.ID
+	if r.spec.WholeLedger {
+		of = ""
+	}
+	ledger, err := reconcile.ReadLedgerOf(ctx, probe, r.env.ready.Ledger, of)
 	if err != nil {
 		ev.ProbeErr = err.Error()
 	}
 	ev.Ledger = ledger
-	if read := r.env.ep.ReadLedger; read != nil && ledger != nil {
-		if raw, err := read(ctx); err != nil {
+	if ledger != nil {
+		if raw, err := r.env.readLedgerOf(ctx, of); err != nil {
 			ev.ProbeErr = "out-of-band ledger read: " + err.Error()
-		} else {
+		} else if raw != nil {
 			ev.OutOfBand = markers.ParseBytes(raw)
 		}
 	}

@@ -658,7 +658,7 @@ func (r *runner) truthNow(ctx context.Context, id string) (reconcile.Truth, erro
 	}
 	// A case of its own that does nothing: its Finish reads the whole
 	// ledger over the rig's probe connection, after the ping.
-	run, err := r.env.Begin(ctx, engine.Spec{ID: r.env.NewID(), Moment: fault.None, Disposition: fault.Survive})
+	run, err := r.env.Begin(ctx, engine.Spec{ID: r.env.NewID(), Moment: fault.None, Disposition: fault.Survive, WholeLedger: true})
 	if err != nil {
 		return reconcile.Truth{}, err
 	}
@@ -676,7 +676,7 @@ func (r *runner) truthNow(ctx context.Context, id string) (reconcile.Truth, erro
 // own with no cut. It returns the command's output; an error when it could
 // not run or exited non-zero.
 func (r *runner) onTarget(ctx context.Context, command string) (string, error) {
-	run, err := r.env.Begin(ctx, engine.Spec{ID: r.env.NewID(), Moment: fault.None, Disposition: fault.Survive})
+	run, err := r.env.Begin(ctx, engine.Spec{ID: r.env.NewID(), Moment: fault.None, Disposition: fault.Survive, WholeLedger: true})
 	if err != nil {
 		return "", err
 	}
