@@ -196,24 +196,34 @@ func run(ctx context.Context, o Options) (*Report, *caseSink, error) {
 		return rep, nil, &PreflightError{Reason: pre.Error, Case: pre.Case}
 	}
 
-	sink, err := newCaseSink(r.o) // rig/spool.go: in memory, or spooled for a long run
+	sink, err := r.runCases(ctx, rep, started)
 	if err != nil {
 		return nil, nil, err
+	}
+	return rep, sink, nil
+}
+
+// runCases runs the matrix and puts its case runs, summary and rates into
+// rep; the sink holds the case runs (in memory, or spooled for a long run).
+func (r *runner) runCases(ctx context.Context, rep *Report, started time.Time) (*caseSink, error) {
+	sink, err := newCaseSink(r.o) // rig/spool.go
+	if err != nil {
+		return nil, err
 	}
 	sched := r.runAll(ctx, started, sink)
 	if err := ctx.Err(); err != nil {
 		sink.close()
-		return nil, nil, fmt.Errorf("rig: interrupted: %w", err)
+		return nil, fmt.Errorf("rig: interrupted: %w", err)
 	}
 	if err := sink.finish(); err != nil {
 		sink.close()
-		return nil, nil, err
+		return nil, err
 	}
 	rep.Cases, rep.casesOnDisk = sink.mem, sink.spool != nil
 	rep.Summary = sink.agg.sum
 	rep.Summary.DurationMS = time.Since(started).Milliseconds()
 	rep.aggregate(r.o, sched, sink.agg.result()) // rig/aggregate.go: rates of a repeated run
-	return rep, sink, nil
+	return sink, nil
 }
 
 // runAll runs the cases, in the order and with the parallelism the schedule
