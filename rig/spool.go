@@ -98,8 +98,9 @@ func newCaseSink(o Options) (*caseSink, error) {
 }
 
 // put takes the report of the case run dispatched i-th (from 0).
+// It aggregates them in dispatch order too, so the first failing case runs
+// a rate lists are the same for the same seed.
 func (s *caseSink) put(i int, cr CaseReport) {
-	s.agg.add(cr)
 	s.pending[i] = cr
 	for {
 		c, ok := s.pending[s.next]
@@ -108,6 +109,7 @@ func (s *caseSink) put(i int, cr CaseReport) {
 		}
 		delete(s.pending, s.next)
 		s.next++
+		s.agg.add(c)
 		if s.spool == nil {
 			s.mem = append(s.mem, c)
 			continue
