@@ -97,9 +97,9 @@ func newCaseSink(o Options) (*caseSink, error) {
 	return s, nil
 }
 
-// put takes the report of the case run dispatched i-th (from 0).
-// It aggregates them in dispatch order too, so the first failing case runs
-// a rate lists are the same for the same seed.
+// put takes the report of the case run dispatched i-th (from 0). It keeps
+// and aggregates the reports in dispatch order, whatever order they finish
+// in, so that the same seed lists the same first failing case runs.
 func (s *caseSink) put(i int, cr CaseReport) {
 	s.pending[i] = cr
 	for {
