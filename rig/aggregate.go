@@ -18,6 +18,8 @@ type RepeatReport struct {
 	Parallel int    `json:"parallel"`
 	// ParallelDrawn says the parallelism was drawn from the seed.
 	ParallelDrawn bool `json:"parallel_drawn,omitempty"`
+	// MaxFailureRate is the threshold the run failed above (Repeat).
+	MaxFailureRate float64 `json:"max_failure_rate,omitempty"`
 }
 
 // MaxFirstFailures is how many failing case runs a case's rate lists;
@@ -73,50 +75,25 @@ func (c CaseRate) Status() string {
 // Rates aggregates case reports per case id, in the order each case first
 // appears among them.
 func Rates(cases []CaseReport) []CaseRate {
-	idx := map[string]int{}
-	var out []CaseRate
+	var a aggregator // rig/spool.go
 	for _, c := range cases {
-		i, ok := idx[c.ID]
-		if !ok {
-			i = len(out)
-			idx[c.ID] = i
-			out = append(out, CaseRate{ID: c.ID})
-		}
-		r := &out[i]
-		r.Runs++
-		switch c.Verdict {
-		case Pass:
-			r.Pass++
-		case Fail:
-			r.Fail++
-			if len(r.FirstFailures) < MaxFirstFailures {
-				r.FirstFailures = append(r.FirstFailures, FailingRun{Run: c.RunName(), CorrelationID: c.CorrelationID})
-			}
-		case Inconclusive:
-			r.Inconclusive++
-		case Skipped:
-			r.Skipped++
-		}
+		a.add(c)
 	}
-	for i := range out {
-		r := &out[i]
-		r.Failure = stats.Wilson(r.Fail, r.Judged(), stats.Z95)
-		r.Flaky = r.Pass > 0 && r.Fail > 0
-	}
-	return out
+	return a.result()
 }
 
 // aggregate fills the repeated run's record and rates.
-func (r *Report) aggregate(o Options, s *schedule) {
+func (r *Report) aggregate(o Options, s *schedule, rates []CaseRate) {
 	if !o.Repeat.On() {
 		return
 	}
-	rr := &RepeatReport{Seed: o.Repeat.Seed, Times: o.Repeat.Times, Parallel: s.parallel, ParallelDrawn: o.Repeat.DrawParallel > 0}
+	rr := &RepeatReport{Seed: o.Repeat.Seed, Times: o.Repeat.Times, Parallel: s.parallel, ParallelDrawn: o.Repeat.DrawParallel > 0,
+		MaxFailureRate: o.Repeat.MaxFailureRate}
 	if o.Repeat.For > 0 {
 		rr.For = o.Repeat.For.String()
 	}
 	r.Repeat = rr
-	r.Rates = inMatrixOrder(Rates(r.Cases), o.Cases)
+	r.Rates = inMatrixOrder(rates, o.Cases)
 }
 
 // inMatrixOrder sorts rates into the order of the cases.

@@ -62,6 +62,9 @@ type Case struct {
 	Draw *Draw
 	// Link puts slow-link faults on the case's cutter (rig/link.go).
 	Link *cutter.Link
+	// AnswerDelay delays the server's answer to each channel request of
+	// the case (rig/answerdelay.go).
+	AnswerDelay *AnswerDelay
 }
 
 // Expectation is the category and retry this case's evidence calls for when
@@ -118,6 +121,9 @@ func (c Case) spec(id string) engine.Spec {
 		Credential: c.Credential, Refusal: c.Refusal, Host: c.Host}
 	if c.Draw != nil && c.Draw.Link != nil {
 		s.Link = *c.Draw.Link
+	}
+	if c.Draw != nil {
+		s.AnswerDelay = answerDelay(c.Draw.AnswerDelayMS)
 	}
 	return s
 }

@@ -50,7 +50,7 @@ const UnresolvableHost = "sshrig-unresolvable.invalid"
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "budget", "expect", "notes", "link",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "budget", "expect", "notes", "link", "answer_delay",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -276,6 +276,14 @@ func (l *loader) loadCase(path string, n ast.Node) (Case, bool) {
 					l.fail(v.GetToken(), field, "%v", err)
 				}
 				c.Link = &lk
+			}
+		case key == "answer_delay": // rig/answerdelay.go
+			if s, ok := l.str(v, field); ok {
+				d, err := ParseAnswerDelay(s)
+				if err != nil {
+					l.fail(v.GetToken(), field, "%v", err)
+				}
+				c.AnswerDelay = &d
 			}
 		default:
 			l.fail(kv.Key.GetToken(), field, "unknown field %q (valid: %s)", key, strings.Join(matrixFields, ", "))

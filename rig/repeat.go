@@ -36,6 +36,13 @@ type Repeat struct {
 	// Link, when set, puts slow-link faults on every case run's cutter
 	// that has none of its own (Case.Link), drawn from its seed.
 	Link *cutter.Link
+	// AnswerDelay, when set, delays the server's answers in every case run
+	// that has no range of its own (Case.AnswerDelay), drawn from its seed.
+	AnswerDelay *AnswerDelay
+	// MaxFailureRate is recorded in the report: the caller fails the run
+	// only above it (sshrig run --max-failure-rate), and sshrig merge of
+	// the run's shards does the same.
+	MaxFailureRate float64
 }
 
 // On reports whether the run repeats (and so draws) at all.
@@ -51,6 +58,9 @@ type Draw struct {
 	Seed uint64 `json:"seed,string"`
 	// Link is the case run's slow-link faults, with their seed.
 	Link *cutter.Link `json:"link,omitempty"`
+	// AnswerDelayMS is how long the server waited before answering each
+	// of the case run's channel requests, in milliseconds.
+	AnswerDelayMS float64 `json:"answer_delay_ms,omitempty"`
 }
 
 // RunName names a case run: the case id, and its round when repeated
@@ -157,7 +167,8 @@ func (s *schedule) next(now time.Time) (Case, bool) {
 	c := s.cases[s.order[s.pos]]
 	s.pos++
 	seed := caseSeed(s.rep.Seed, c.ID, s.round)
-	c.Draw = &Draw{Round: s.round, Seed: seed, Link: caseLink(c, s.rep.Link, seed)}
+	c.Draw = &Draw{Round: s.round, Seed: seed, Link: caseLink(c, s.rep.Link, seed),
+		AnswerDelayMS: caseAnswerDelay(c, s.rep.AnswerDelay, seed)}
 	return c, true
 }
 

@@ -35,7 +35,24 @@ type Report struct {
 	// Repeat and Rates are set for a repeated run (rig/aggregate.go).
 	Repeat *RepeatReport `json:"repeat,omitempty"`
 	Rates  []CaseRate    `json:"rates,omitempty"`
+
+	// Shard is set for one shard of a run (sshrig run --shard, rig/shard.go);
+	// Merged lists the shards a merged report was made of (sshrig merge,
+	// rig/merge.go).
+	Shard  *ShardReport  `json:"shard,omitempty"`
+	Merged []MergedShard `json:"merged,omitempty"`
+	// JUnit says the run also wrote JUnit XML, so a merge of its shards
+	// writes it too.
+	WroteJUnit bool `json:"junit,omitempty"`
+
+	// casesOnDisk: Cases are not held; report.json has them (Run).
+	casesOnDisk bool
 }
+
+// CasesOnDisk reports that the report holds no Cases because the run kept
+// them in its run directory only (a repeated run, rig.Run): ReadReport of
+// the directory has them.
+func (r *Report) CasesOnDisk() bool { return r.casesOnDisk }
 
 // Summary counts the cases by verdict.
 type Summary struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -60,6 +61,11 @@ type Options struct {
 	// Repeat, when on, runs each case many times in a drawn order
 	// (rig/repeat.go).
 	Repeat Repeat
+	// Shard, when set, is recorded in the report: Cases are this shard's
+	// part of a selection split across machines (rig/shard.go).
+	Shard *ShardReport
+	// JUnit is recorded in the report: the caller writes JUnit XML too.
+	JUnit bool
 }
 
 func (o *Options) defaults() {
@@ -94,22 +100,39 @@ var ErrNoCases = errors.New("rig: no cases to run")
 // report.json, written once every event is in the log, with the log's head.
 // Without it, the run keeps its event log in a temporary directory removed
 // at the end: assertion 4 is judged on a real log either way.
+//
+// A repeated run with Out keeps only the aggregates in memory (Summary,
+// Rates) and its case runs in the run directory: the report it returns has
+// no Cases (CasesOnDisk), and ReadReport of the directory has them all.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.Out == nil {
 		return runWithoutDir(ctx, o)
 	}
-	rep, err := run(ctx, o)
+	rep, sink, err := run(ctx, o)
+	if sink != nil {
+		defer sink.close()
+	}
 	if o.Out != nil && rep != nil {
 		rep.LogHead = o.Out.Head()
-		b, jerr := rep.JSON()
-		if jerr == nil {
-			jerr = o.Out.WriteFile(ReportFile, b)
-		}
+		jerr := writeReportFile(o.Out, rep, sink)
 		if jerr != nil {
 			err = errors.Join(err, fmt.Errorf("rig: %s: %w", ReportFile, jerr))
 		}
 	}
 	return rep, err
+}
+
+// writeReportFile writes report.json, its cases from the sink.
+func writeReportFile(d *RunDir, rep *Report, sink *caseSink) error {
+	f, err := os.Create(filepath.Join(d.Path, ReportFile))
+	if err != nil {
+		return err
+	}
+	err = rep.writeJSON(f, sink)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // ReportFile is the report's name in a run directory.
@@ -126,7 +149,11 @@ func runWithoutDir(ctx context.Context, o Options) (*Report, error) {
 	if o.Out, err = CreateRunDir(path); err != nil {
 		return nil, fmt.Errorf("rig: %w", err)
 	}
-	rep, err := run(ctx, o)
+	o.Out.temporary = true // its case runs stay in memory: nobody reads the directory
+	rep, sink, err := run(ctx, o)
+	if sink != nil {
+		sink.close()
+	}
 	if cerr := o.Out.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("rig: event log: %w", cerr))
 	}
@@ -142,13 +169,13 @@ func runWithoutDir(ctx context.Context, o Options) (*Report, error) {
 	return rep, err
 }
 
-func run(ctx context.Context, o Options) (*Report, error) {
+func run(ctx context.Context, o Options) (*Report, *caseSink, error) {
 	o.defaults()
 	if len(o.Cases) == 0 {
-		return nil, ErrNoCases
+		return nil, nil, ErrNoCases
 	}
 	if o.Tool == nil {
-		return nil, errors.New("rig: no tool")
+		return nil, nil, errors.New("rig: no tool")
 	}
 	cases := make([]Case, len(o.Cases))
 	var invalid []error
@@ -159,52 +186,73 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 	if len(invalid) > 0 {
-		return nil, fmt.Errorf("rig: invalid cases: %w", errors.Join(invalid...))
+		return nil, nil, fmt.Errorf("rig: invalid cases: %w", errors.Join(invalid...))
 	}
 	o.Cases = cases
 	started := time.Now()
 	sess, err := openSession(ctx, o.Target, o.Out)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer sess.Close()
 	env := sess.env
 	r := &runner{o: o, env: env, secrets: sess.secrets}
 
 	rep := &Report{
-		Version: ReportVersion,
-		Tool:    o.Tool.Name(),
-		Target:  o.Target.Name(),
-		Where:   env.Endpoint().Where,
-		Started: started.UTC(),
-		Budget:  o.Budget.String(),
+		Version:    ReportVersion,
+		Tool:       o.Tool.Name(),
+		Target:     o.Target.Name(),
+		Where:      env.Endpoint().Where,
+		Started:    started.UTC(),
+		Budget:     o.Budget.String(),
+		Shard:      o.Shard,
+		WroteJUnit: o.JUnit,
 	}
 
 	if err := toolPreflight(ctx, o.Tool); err != nil {
 		rep.Preflight = Preflight{Error: err.Error()}
-		return rep, &PreflightError{Reason: err.Error()}
+		return rep, nil, &PreflightError{Reason: err.Error()}
 	}
 	pre := r.preflight(ctx)
 	rep.Preflight = pre
 	if pre.Error != "" {
-		return rep, &PreflightError{Reason: pre.Error, Case: pre.Case}
+		return rep, nil, &PreflightError{Reason: pre.Error, Case: pre.Case}
 	}
 
-	reports, sched := r.runAll(ctx, started)
+	sink, err := r.runCases(ctx, rep, started)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rep, sink, nil
+}
+
+// runCases runs the matrix and puts its case runs, summary and rates into
+// rep; the sink holds the case runs (in memory, or spooled for a long run).
+func (r *runner) runCases(ctx context.Context, rep *Report, started time.Time) (*caseSink, error) {
+	sink, err := newCaseSink(r.o) // rig/spool.go
+	if err != nil {
+		return nil, err
+	}
+	sched := r.runAll(ctx, started, sink)
 	if err := ctx.Err(); err != nil {
+		sink.close()
 		return nil, fmt.Errorf("rig: interrupted: %w", err)
 	}
-	rep.Cases = reports
-	rep.summarize(time.Since(started))
-	rep.aggregate(r.o, sched) // rig/aggregate.go: rates of a repeated run
-	return rep, nil
+	if err := sink.finish(); err != nil {
+		sink.close()
+		return nil, err
+	}
+	rep.Cases, rep.casesOnDisk = sink.mem, sink.spool != nil
+	rep.Summary = sink.agg.sum
+	rep.Summary.DurationMS = time.Since(started).Milliseconds()
+	rep.aggregate(r.o, sched, sink.agg.result()) // rig/aggregate.go: rates of a repeated run
+	return sink, nil
 }
 
 // runAll runs the cases, in the order and with the parallelism the schedule
 // gives (matrix order, Options.Parallel at a time, unless repeated), and says
 // each on Progress as it finishes. It stops handing out cases when ctx ends.
-func (r *runner) runAll(ctx context.Context, started time.Time) ([]CaseReport, *schedule) {
-	var reports []CaseReport
+func (r *runner) runAll(ctx context.Context, started time.Time, sink *caseSink) *schedule {
 	idWidth := 0 // progress lines align on the longest id
 	for _, c := range r.o.Cases {
 		idWidth = max(idWidth, len(c.ID))
@@ -222,8 +270,12 @@ func (r *runner) runAll(ctx context.Context, started time.Time) ([]CaseReport, *
 		wg.Go(func() {
 			for j := range jobs {
 				cr := r.runCase(ctx, j.c)
+				cr.diag = nil // only a preflight's message quotes it
+				if r.o.Out != nil {
+					r.o.Out.ended(cr.CorrelationID)
+				}
 				mu.Lock()
-				reports[j.i] = cr
+				sink.put(j.i, cr)
 				done++
 				switch {
 				case r.o.Repeat.On():
@@ -235,20 +287,16 @@ func (r *runner) runAll(ctx context.Context, started time.Time) ([]CaseReport, *
 			}
 		})
 	}
-	for ctx.Err() == nil {
+	for i := 0; ctx.Err() == nil; i++ {
 		c, ok := sched.next(time.Now())
 		if !ok {
 			break
 		}
-		mu.Lock()
-		reports = append(reports, CaseReport{})
-		i := len(reports) - 1
-		mu.Unlock()
 		jobs <- job{i, c}
 	}
 	close(jobs)
 	wg.Wait()
-	return reports, sched
+	return sched
 }
 
 // log writes an entry of the rig's to the run's event log, if it keeps one.
@@ -415,7 +463,8 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		return cr
 	}
 
-	secrets := r.caseSecrets(t)
+	secrets, release := r.caseSecrets(t)
+	defer release() // after the transcript: the case logs nothing more of its own
 	read := verdict.ReadResult(tr.stdout, tr.stdoutBytes)
 	r.logEvidence(c, id, ev, read)
 	in := r.verdictInput(c, t, tr, ev, secrets)
@@ -459,17 +508,18 @@ func (r *runner) logReturned(id string, tr toolRun) {
 
 // caseSecrets is what must not leak in this case: the run's secrets and, for
 // a case with a key of its own, that key's.
-func (r *runner) caseSecrets(t tool.Target) []secret.Secret {
-	secrets := r.secrets
+// The log redacts that key until release.
+func (r *runner) caseSecrets(t tool.Target) (secrets []secret.Secret, release func()) {
+	secrets, release = r.secrets, func() {}
 	if t.Identity != r.env.Identity() {
 		if own, err := secret.OfKeyFile(t.Identity); err == nil {
 			secrets = append(append([]secret.Secret(nil), secrets...), own...)
 			if r.o.Out != nil {
-				r.o.Out.addSecrets(own)
+				release = r.o.Out.addSecrets(own)
 			}
 		}
 	}
-	return secrets
+	return secrets, release
 }
 
 // logEvidence records the cut, the probe's truth and what the tool printed.

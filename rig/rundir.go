@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,13 +37,28 @@ type RunDir struct {
 	Filter func(eventlog.Entry) bool
 
 	log *eventlog.Writer
+	// temporary: a directory of the run's own (Options.Out was nil), removed
+	// when the run ends, so the report keeps its case runs in memory.
+	temporary bool
 
-	mu      sync.Mutex
-	cases   map[string]string          // correlation id -> case id
-	logged  map[string]map[string]bool // correlation id -> events written
-	secrets []secret.Secret
+	mu       sync.Mutex
+	cases    map[string]string          // correlation id -> case id
+	finished []string                   // correlation ids of ended case runs, oldest first
+	logged   map[string]map[string]bool // correlation id -> the rig's events written
+	// secrets are the sets of things the log must never contain (the
+	// run's, and each running case's own key); forJSON is all of them in
+	// the forms a JSON line can hold them, computed when the sets change
+	// rather than for every line.
+	secrets map[int][]secret.Secret
+	nextSet int
+	forJSON []secret.Secret
 	err     error
 }
+
+// keepBound is how many ended case runs keep their correlation id bound to
+// their case: the server's last events of a case reach the log after the
+// case ended (through the control tap), but never a thousand case runs late.
+const keepBound = 1024
 
 // DefaultRunDir is a new dated directory under base (./sshrig-runs).
 func DefaultRunDir(base string, now time.Time) string {
@@ -60,22 +77,56 @@ func CreateRunDir(path string) (*RunDir, error) {
 		}
 		return nil, err
 	}
-	d := &RunDir{Path: path, log: w, cases: map[string]string{}, logged: map[string]map[string]bool{}}
+	d := &RunDir{Path: path, log: w, cases: map[string]string{}, logged: map[string]map[string]bool{}, secrets: map[int][]secret.Secret{}}
 	// The log never carries key material, whatever a tool printed.
 	w.SetRedactor(func(line []byte) []byte {
 		d.mu.Lock()
-		secrets := d.secrets
+		secrets := d.forJSON
 		d.mu.Unlock()
-		return secret.Redact(line, secret.ForJSON(secrets))
+		return secret.Redact(line, secrets)
 	})
 	return d, nil
 }
 
-// addSecrets adds things the log must never contain.
-func (d *RunDir) addSecrets(s []secret.Secret) {
+// addSecrets adds things the log must never contain, until remove is called
+// (a case's own key, once the case has ended and logged everything of its
+// own); a long run does not redact every line against every key it made.
+func (d *RunDir) addSecrets(s []secret.Secret) (remove func()) {
 	d.mu.Lock()
-	d.secrets = append(d.secrets, s...)
-	d.mu.Unlock()
+	defer d.mu.Unlock()
+	n := d.nextSet
+	d.nextSet++
+	d.secrets[n] = s
+	d.secretsChanged()
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		delete(d.secrets, n)
+		d.secretsChanged()
+	}
+}
+
+// secretsChanged recomputes forJSON; d.mu is held.
+func (d *RunDir) secretsChanged() {
+	var all []secret.Secret
+	for _, n := range slices.Sorted(maps.Keys(d.secrets)) { // the run's first, then each case's
+		all = append(all, d.secrets[n]...)
+	}
+	d.forJSON = secret.ForJSON(all)
+}
+
+// ended forgets what the log kept about a case run that has ended: which
+// of the rig's events it wrote (asked only while the case runs), and, some
+// case runs later, its case binding.
+func (d *RunDir) ended(correlationID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.logged, correlationID)
+	d.finished = append(d.finished, correlationID)
+	if len(d.finished) > keepBound {
+		delete(d.cases, d.finished[0])
+		d.finished = slices.Delete(d.finished, 0, 1)
+	}
 }
 
 // Bind attributes a correlation id to its case in the log.
@@ -103,7 +154,9 @@ func (d *RunDir) Log(source, event, correlationID string, data map[string]any) {
 		}
 		return
 	}
-	if correlationID != "" {
+	// Only the rig's own events are asked about (Logged), and only while the
+	// case runs; the server's arrive through the tap, also after it ended.
+	if correlationID != "" && source == eventlog.SourceRig {
 		if d.logged[correlationID] == nil {
 			d.logged[correlationID] = map[string]bool{}
 		}

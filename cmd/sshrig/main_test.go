@@ -44,6 +44,20 @@ func TestScripts(t *testing.T) {
 				}
 				ts.Check(os.WriteFile(ts.MkAbs(args[0]), b[:i+1], 0o644))
 			},
+			// editline FILE N OLD NEW replaces OLD by NEW in line N of FILE,
+			// as a log altered by hand.
+			"editline": func(ts *testscript.TestScript, neg bool, args []string) {
+				if neg || len(args) != 4 {
+					ts.Fatalf("usage: editline FILE N OLD NEW")
+				}
+				n, err := strconv.Atoi(args[1])
+				lines := strings.SplitAfter(ts.ReadFile(args[0]), "\n")
+				if err != nil || n < 1 || n > len(lines) || !strings.Contains(lines[n-1], args[2]) {
+					ts.Fatalf("editline: line %s of %s has no %q", args[1], args[0], args[2])
+				}
+				lines[n-1] = strings.Replace(lines[n-1], args[2], args[3], 1)
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Join(lines, "")), 0o644))
+			},
 			// status N cmd args... runs cmd and requires exit code N.
 			"status": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) < 2 {

@@ -24,6 +24,7 @@ type repeatFlags struct {
 	seed    string
 	maxRate float64
 	link    string
+	delay   string // --answer-delay
 }
 
 // defaultDrawnParallel bounds the parallelism a repeated run draws when
@@ -35,13 +36,15 @@ func (f *repeatFlags) register(fl *pflag.FlagSet) {
 	fl.DurationVar(&f.dur, "for", 0, "repeat the selected cases until this much time has passed (with --repeat: whichever ends first)")
 	fl.StringVar(&f.seed, "seed", "", "seed for everything a repeated run draws: order, parallelism, each case run's seed (default: drawn and printed)")
 	fl.StringVar(&f.link, "link", "", "slow-link faults on every case's cutter, drawn from each case run's seed: "+rig.LinkSyntax)
+	fl.StringVar(&f.delay, "answer-delay", "", "delay before the server answers each channel request, drawn from each case run's seed: "+rig.AnswerDelaySyntax)
 	fl.Float64Var(&f.maxRate, "max-failure-rate", 0, "with --repeat or --for: exit 1 only when some case's failure rate is above this proportion (0.05 = 5%); default: any failure")
 }
 
 // options turns the flags into the run's Repeat. parallelSet says the user
 // fixed --parallel; otherwise a repeated run draws its parallelism. A run
 // with slow-link faults (--link, or a case's link:) draws, so it runs as a
-// repeated run of one round unless told otherwise.
+// repeated run of one round unless told otherwise; so does one with an
+// answer delay (--answer-delay, a case's answer_delay:).
 func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, error) {
 	var rp rig.Repeat
 	if f.link != "" {
@@ -51,9 +54,16 @@ func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, e
 		}
 		rp.Link = &l
 	}
-	linked := rp.Link != nil
+	if f.delay != "" {
+		d, err := rig.ParseAnswerDelay(f.delay)
+		if err != nil {
+			return rp, usageError("--answer-delay: %v", err)
+		}
+		rp.AnswerDelay = &d
+	}
+	linked := rp.Link != nil || rp.AnswerDelay != nil
 	for _, c := range cases {
-		linked = linked || c.Link != nil
+		linked = linked || c.Link != nil || c.AnswerDelay != nil
 	}
 	if linked && f.times == 0 && f.dur == 0 {
 		f.times = 1
@@ -73,7 +83,7 @@ func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, e
 		}
 		return rp, nil
 	}
-	rp.Times, rp.For = f.times, f.dur
+	rp.Times, rp.For, rp.MaxFailureRate = f.times, f.dur, f.maxRate
 	if f.seed == "" {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -117,14 +127,17 @@ func writeResults(w io.Writer, rep *rig.Report) {
 // failure is exit code 1, or nil: a run that is not repeated fails on any
 // failed verdict, a repeated one when some case's failure rate is above
 // --max-failure-rate (by default, any failure).
-func (f *repeatFlags) failure(rep *rig.Report) error {
+func (f *repeatFlags) failure(rep *rig.Report) error { return failureExit(rep, f.maxRate) }
+
+// failureExit is failure with the threshold given.
+func failureExit(rep *rig.Report, maxRate float64) error {
 	if rep.Repeat == nil {
 		if rep.Summary.Fail > 0 {
 			return &exitError{code: exitFail, err: errors.New("")}
 		}
 		return nil
 	}
-	above := rep.FailsAbove(f.maxRate)
+	above := rep.FailsAbove(maxRate)
 	if len(above) == 0 {
 		return nil
 	}
@@ -133,8 +146,8 @@ func (f *repeatFlags) failure(rep *rig.Report) error {
 		names = append(names, c.ID+" "+stats.Percent(c.Failure.Rate))
 	}
 	msg := ""
-	if f.maxRate > 0 {
-		msg = fmt.Sprintf("failure rate above %s: %s", stats.Percent(f.maxRate), strings.Join(names, ", "))
+	if maxRate > 0 {
+		msg = fmt.Sprintf("failure rate above %s: %s", stats.Percent(maxRate), strings.Join(names, ", "))
 	}
 	return &exitError{code: exitFail, err: errors.New(msg)}
 }

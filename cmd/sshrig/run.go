@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type runFlags struct {
 	targetFlags
 	mcp    mcpFlags
 	repeat repeatFlags // repeat.go
+	shard  shardFlags  // shard.go
+
+	memprofile string
 }
 
 func newRunCmd() *cobra.Command {
@@ -71,6 +75,8 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl.DurationVar(&f.budget, "budget", rig.DefaultBudget, "deadline the tool gets per case; a tool still running after it (plus 2s grace) hangs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
 	f.repeat.register(fl)
+	f.shard.register(fl)
+	fl.StringVar(&f.memprofile, "memprofile", "", "write a heap profile here when the run ends, for 'go tool pprof' (docs/performance.md)")
 	return cmd
 }
 
@@ -124,6 +130,10 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	shard, cases, err := f.shard.split(cases, rp.On() && f.repeat.seed == "")
+	if err != nil {
+		return err
+	}
 	applicable, why := 0, ""
 	for _, c := range cases {
 		if ok, reason := rig.Applies(c, t); ok {
@@ -142,16 +152,23 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()
-	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir, RefusePTY: f.noPTY, Repeat: rp}
+	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir, RefusePTY: f.noPTY, Repeat: rp,
+		Shard: shard, JUnit: f.junit != ""}
 	if !f.quiet {
 		o.Progress = stderr
-		fmt.Fprintf(stderr, "sshrig: %d cases, tool %s, target %s, run directory %s\n", len(cases), t.Name(), f.target, dirPath)
+		fmt.Fprintf(stderr, "sshrig: %d cases%s, tool %s, target %s, run directory %s\n", len(cases), shardNote(shard), t.Name(), f.target, dirPath)
 	}
 	f.repeat.header(stderr, rp)
 	rep, runErr := rig.Run(cmd.Context(), o)
+	writeMemProfile(stderr, f.memprofile) // profile.go
 	if rep != nil && f.json != "" {
 		// rig wrote the run directory's report.json; --json is a copy.
-		if b, err := rep.JSON(); err == nil {
+		// A repeated run's report is streamed from its spool into the file;
+		// the file is the whole report.
+		b, err := os.ReadFile(filepath.Join(dirPath, rig.ReportFile))
+		if err != nil {
+			fmt.Fprintf(stderr, "sshrig: --json: %v\n", err)
+		} else {
 			writeJSONCopy(stderr, f.json, b)
 		}
 	}
@@ -168,21 +185,42 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	out := cmd.OutOrStdout()
 	writeResults(out, rep)
-	fmt.Fprintf(out, "report: %s\n", dirPath+"/report.json")
-	if f.junit != "" {
-		b, err := rep.JUnit()
-		if err == nil {
-			err = os.WriteFile(f.junit, b, 0o644)
-		}
+	if rep.CasesOnDisk() && (f.junit != "" || os.Getenv("GITHUB_ACTIONS") == "true") {
+		// A repeated run kept its case runs in report.json only; JUnit and
+		// the annotations list them, so read them back now the run is over.
+		full, err := rig.ReadReport(dirPath)
 		if err != nil {
+			return rigError(err)
+		}
+		rep = full
+	}
+	fmt.Fprintf(out, "report: %s\n", dirPath+"/report.json")
+	ciOutput(out, stderr, rep, f.matrix, matrix) // ci.go: GitHub Actions annotations and summary
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, rep); err != nil {
 			fmt.Fprintf(stderr, "sshrig: --junit: %v\n", err)
 		}
 	}
+	return verdictExit(rep, f.repeat.failure(rep), t.Name())
+}
+
+// writeJUnit writes the report's JUnit XML to path.
+func writeJUnit(path string, rep *rig.Report) error {
+	b, err := rep.JUnit()
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	return err
+}
+
+// verdictExit is the exit of a run (or a merge of shards) that judged its
+// cases: failure (exit 1, or nil) unless nothing ran (2), then 3 for an
+// inconclusive case.
+func verdictExit(rep *rig.Report, failure error, toolName string) error {
 	s := rep.Summary
-	failure := f.repeat.failure(rep) // repeat.go: a failed verdict, or a rate above --max-failure-rate
 	switch {
 	case s.Executed() == 0:
-		return usageError("no case could run against %s (all %d skipped)", t.Name(), s.Skipped)
+		return usageError("no case could run against %s (all %d skipped)", toolName, s.Skipped)
 	case failure != nil:
 		return failure
 	case s.Inconclusive > 0:

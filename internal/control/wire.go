@@ -106,6 +106,11 @@ type Arm struct {
 	// from started on always follow the request whose process tree passes
 	// the start gate.
 	WorkloadRequest int `json:"workload_request,omitempty"`
+	// AnswerDelay, when > 0, is how long the server waits before it
+	// answers each of the case's channel requests (pty-req, env, exec,
+	// shell, subsystem, ...): a perturbation of the server's timing, drawn
+	// per case run by the rig (sshrig run --answer-delay).
+	AnswerDelay time.Duration `json:"answer_delay,omitempty"`
 }
 
 // Op names a request from the rig.

@@ -376,6 +376,7 @@ func (l tamperLauncher) Launch(ctx context.Context, token []byte) (*Endpoint, er
 		return nil, err
 	}
 	read := ep.ReadLedger
+	ep.ReadLedgerOf = nil // as a container's endpoint: the whole file, filtered by the engine
 	ep.ReadLedger = func(ctx context.Context) ([]byte, error) {
 		b, err := read(ctx)
 		// Drop every complete marker.

@@ -57,6 +57,9 @@ type Spec struct {
 	// (control.Arm.WorkloadRequest): for a tool that uploads a script and
 	// runs it with a command that does not carry the markers.
 	WorkloadRequest int
+	// AnswerDelay makes the server wait this long before it answers each
+	// channel request of the case (control.Arm.AnswerDelay).
+	AnswerDelay time.Duration
 }
 
 // Validate checks the spec's values.
@@ -173,6 +176,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		req.Arm = &control.Arm{Disposition: spec.Disposition}
 	}
 	req.Arm.WorkloadRequest = spec.WorkloadRequest
+	req.Arm.AnswerDelay = spec.AnswerDelay
 	req.DenyExec = spec.Refusal == fault.DenyExec
 	req.RejectSession = spec.Refusal == fault.RejectSession
 	req.RefusePTY = spec.RefusePTY
@@ -515,7 +519,8 @@ type Evidence struct {
 	// the ledger was read. When false, a survivor may still be running.
 	Settled bool            `json:"settled"`
 	Truth   reconcile.Truth `json:"truth"`
-	// Ledger is the whole ledger as read over SSH at the end of the case.
+	// Ledger is the case's lines of the ledger as read over SSH at the end of
+	// the case.
 	Ledger *markers.Ledger `json:"-"`
 	// OutOfBand is the ledger as read around SSH (from the container), when
 	// the target can.
@@ -537,7 +542,9 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	}
 	ev.Settled = r.waitSettled(ctx, settle)
 
-	ev.Ledger, ev.OutOfBand, ev.ProbeErr = r.env.readLedgers(ctx)
+	// Only the case's own lines are read: the ledger grows by every case
+	// run, and the truth is about this id alone.
+	ev.Ledger, ev.OutOfBand, ev.ProbeErr = r.env.readLedgers(ctx, r.spec.ID)
 	ledger := ev.Ledger
 
 	// Our own cuts must be finished before the case ends (a release of a
@@ -553,20 +560,21 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	return ev, endErr
 }
 
-// readLedgers reads the whole ledger over the rig's probe connection and,
-// where the target offers it, out of band; probeErr says what failed.
-func (e *Env) readLedgers(ctx context.Context) (overSSH, outOfBand *markers.Ledger, probeErr string) {
+// readLedgers reads the ledger's lines of id over the rig's probe
+// connection and, where the target offers it, out of band; probeErr says
+// what failed.
+func (e *Env) readLedgers(ctx context.Context, id string) (overSSH, outOfBand *markers.Ledger, probeErr string) {
 	e.probeMu.Lock()
 	probe := e.probe
 	e.probeMu.Unlock()
-	overSSH, err := reconcile.ReadLedger(ctx, probe, e.ready.Ledger)
+	overSSH, err := reconcile.ReadLedgerOf(ctx, probe, e.ready.Ledger, id)
 	if err != nil {
 		probeErr = err.Error()
 	}
-	if read := e.ep.ReadLedger; read != nil && overSSH != nil {
-		if raw, err := read(ctx); err != nil {
+	if overSSH != nil {
+		if raw, err := e.readLedgerOf(ctx, id); err != nil {
 			probeErr = "out-of-band ledger read: " + err.Error()
-		} else {
+		} else if raw != nil {
 			outOfBand = markers.ParseBytes(raw)
 		}
 	}
@@ -590,7 +598,7 @@ func truthOf(id string, ledger, outOfBand *markers.Ledger, events []control.Even
 // case, as Finish does at the end of one: events are the server's events of
 // id's case up to now (the caller's subscription, drained after a ping).
 func (e *Env) TruthNow(ctx context.Context, id string, events []control.Event) (reconcile.Truth, error) {
-	ledger, outOfBand, probeErr := e.readLedgers(ctx)
+	ledger, outOfBand, probeErr := e.readLedgers(ctx, id)
 	if probeErr != "" {
 		return reconcile.Truth{}, fmt.Errorf("read the ledger: %s", probeErr)
 	}

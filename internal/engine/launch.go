@@ -33,6 +33,10 @@ type Endpoint struct {
 	// e.g. by copying it out of a container: a second, independent reading
 	// that must agree with the one over SSH.
 	ReadLedger func(ctx context.Context) ([]byte, error)
+	// ReadLedgerOf, when set, is ReadLedger for one correlation id: only
+	// the ledger's lines that mention it. A long run's ledger grows by every
+	// case run, so a case that reads all of it costs more the later it runs.
+	ReadLedgerOf func(ctx context.Context, id string) ([]byte, error)
 	// Alive, when set, reports whether the server is still running, and if
 	// not, why (a container that died).
 	Alive func(ctx context.Context) (bool, string)
@@ -75,6 +79,14 @@ func (l InProcess) Launch(ctx context.Context, token []byte) (*Endpoint, error) 
 		Stop:        srv.Close,
 		// The ledger is a local file: read it directly as well.
 		ReadLedger: func(context.Context) ([]byte, error) { return os.ReadFile(srv.Ledger()) },
+		ReadLedgerOf: func(_ context.Context, id string) ([]byte, error) {
+			f, err := os.Open(srv.Ledger())
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			return linesOf(f, id)
+		},
 	}, nil
 }
 

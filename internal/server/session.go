@@ -134,6 +134,7 @@ var sshdSignals = map[string]syscall.Signal{
 // does; exec, shell and subsystem start a handler that outlives the answer.
 func (ss *sessionState) serve(req *gossh.Request) {
 	s, c, tc := ss.s, ss.c, ss.tc
+	c.delayAnswer() // delay.go
 	ok, detail := false, ""
 	record := true
 	ss.mu.Lock()

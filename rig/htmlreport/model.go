@@ -149,6 +149,9 @@ func build(runs []*Run) page {
 				if cr.Draw.Link != nil {
 					pc.Draw += ", " + cr.Draw.Link.String()
 				}
+				if cr.Draw.AnswerDelayMS > 0 {
+					pc.Draw += fmt.Sprintf(", answer delay %.3fms", cr.Draw.AnswerDelayMS)
+				}
 			}
 			for _, v := range cr.Violations {
 				pc.Violations = append(pc.Violations, v.String())

@@ -1,0 +1,290 @@
+package rig
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/eventlog"
+)
+
+// MergedShard records, in a merged report, one shard it was made of: where
+// it was read and the head its event log verified against.
+type MergedShard struct {
+	Dir   string `json:"dir"`
+	Index int    `json:"index"`
+	Count int    `json:"count"`
+	Head  string `json:"log_head"`
+	Lines int    `json:"log_lines"`
+}
+
+// TamperedError is a shard whose event log does not verify against the
+// head its report recorded (the check sshrig verify makes).
+type TamperedError struct {
+	Dir     string
+	Problem *eventlog.Problem
+}
+
+func (e *TamperedError) Error() string {
+	return fmt.Sprintf("shard %s: event log tampered: %v", e.Dir, e.Problem)
+}
+
+// ShardsError says why the run directories given do not make one whole run:
+// a directory that is no shard, shards of different runs, a shard given
+// twice or one missing.
+type ShardsError struct{ Reason string }
+
+func (e *ShardsError) Error() string { return "rig: " + e.Reason }
+
+func shardsErr(format string, args ...any) error {
+	return &ShardsError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// shardRun is one shard's run directory, read and verified.
+type shardRun struct {
+	dir string
+	rep *Report
+	log eventlog.Result
+}
+
+// Merge reads the shards' run directories, verifies each one's event log,
+// checks that together they are every shard of one selection exactly once,
+// and writes into out one run directory of the whole: report.json (its
+// summary and rates those of the whole), an event log that re-chains every
+// shard's entries after one shard_merged entry per shard, and the shards'
+// transcripts. A shard whose preflight failed is a *PreflightError; a
+// tampered log a *TamperedError (all of them, joined); shards that do not
+// fit a *ShardsError.
+func Merge(out *RunDir, dirs []string) (*Report, error) {
+	runs, err := readShards(dirs)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkShards(runs); err != nil {
+		return nil, err
+	}
+	rep := mergeReports(runs)
+	for _, s := range runs {
+		rep.Merged = append(rep.Merged, MergedShard{Dir: s.dir, Index: s.rep.Shard.Index, Count: s.rep.Shard.Count,
+			Head: s.rep.LogHead, Lines: s.log.Lines})
+	}
+	if err := out.appendShards(runs); err != nil {
+		return nil, err
+	}
+	rep.LogHead = out.Head()
+	b, err := rep.JSON()
+	if err == nil {
+		err = out.WriteFile(ReportFile, b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rig: %s: %w", ReportFile, err)
+	}
+	return rep, nil
+}
+
+// readShards reads each directory's report and verifies its event log.
+func readShards(dirs []string) ([]shardRun, error) {
+	var runs []shardRun
+	var tampered []error
+	for _, dir := range dirs {
+		rep, err := ReadReport(dir)
+		if err != nil {
+			return nil, err
+		}
+		if rep.Shard == nil {
+			return nil, shardsErr("%s is not a shard: its run had no --shard", dir)
+		}
+		if rep.Preflight.Error != "" {
+			return nil, &PreflightError{Reason: fmt.Sprintf("shard %s: %s", dir, rep.Preflight.Error)}
+		}
+		res, err := eventlog.VerifyFile(filepath.Join(dir, eventlog.FileName), rep.LogHead)
+		if err != nil {
+			return nil, fmt.Errorf("shard %s: %w", dir, err)
+		}
+		if res.Problem != nil {
+			tampered = append(tampered, &TamperedError{Dir: dir, Problem: res.Problem})
+			continue
+		}
+		runs = append(runs, shardRun{dir: dir, rep: rep, log: res})
+	}
+	if len(tampered) > 0 {
+		return nil, errors.Join(tampered...)
+	}
+	slices.SortStableFunc(runs, func(a, b shardRun) int { return a.rep.Shard.Index - b.rep.Shard.Index })
+	return runs, nil
+}
+
+// checkShards refuses shards that are not every part of one run exactly
+// once: different counts, selections, tools or seeds; a shard given twice or
+// missing; a shard that did not run all of its cases.
+func checkShards(runs []shardRun) error {
+	first := runs[0]
+	byIndex := map[int]string{}
+	for _, s := range runs {
+		for _, c := range []struct{ what, a, b string }{
+			{"shard count", fmt.Sprint(first.rep.Shard.Count), fmt.Sprint(s.rep.Shard.Count)},
+			{"selection", strings.Join(first.rep.Shard.Selection, ","), strings.Join(s.rep.Shard.Selection, ",")},
+			{"tool", first.rep.Tool, s.rep.Tool},
+			{"target", first.rep.Target, s.rep.Target},
+			{"budget", first.rep.Budget, s.rep.Budget},
+			{"repetition", repeatKey(first.rep.Repeat), repeatKey(s.rep.Repeat)},
+		} {
+			if c.a != c.b {
+				if c.what == "selection" {
+					c.a, c.b = fmt.Sprintf("of %d cases", len(first.rep.Shard.Selection)), fmt.Sprintf("another of %d", len(s.rep.Shard.Selection))
+				}
+				return shardsErr("%s and %s are not shards of one run: %s %s, %s", first.dir, s.dir, c.what, c.a, c.b)
+			}
+		}
+		if other, dup := byIndex[s.rep.Shard.Index]; dup {
+			return shardsErr("shard %s given twice: %s and %s", s.rep.Shard.Shard(), other, s.dir)
+		}
+		byIndex[s.rep.Shard.Index] = s.dir
+		if err := ranAll(s); err != nil {
+			return err
+		}
+	}
+	var missing []string
+	for i := 1; i <= first.rep.Shard.Count; i++ {
+		if _, ok := byIndex[i]; !ok {
+			missing = append(missing, Shard{Index: i, Count: first.rep.Shard.Count}.String())
+		}
+	}
+	if len(missing) > 0 {
+		return shardsErr("missing shard %s of the run (given: %d of %d shards)", strings.Join(missing, ", "), len(runs), first.rep.Shard.Count)
+	}
+	return nil
+}
+
+// repeatKey is what shards of one repeated run share.
+func repeatKey(r *RepeatReport) string {
+	if r == nil {
+		return "none"
+	}
+	return fmt.Sprintf("seed %d, %d times, for %q", r.Seed, r.Times, r.For)
+}
+
+// ranAll checks that the shard ran its cases and no other.
+func ranAll(s shardRun) error {
+	want := s.rep.Shard.IDs()
+	ran := map[string]bool{}
+	for _, c := range s.rep.Cases {
+		if !slices.Contains(want, c.ID) {
+			return shardsErr("shard %s (%s) ran %s, which is not its case", s.rep.Shard.Shard(), s.dir, c.ID)
+		}
+		ran[c.ID] = true
+	}
+	var not []string
+	for _, id := range want {
+		if !ran[id] {
+			not = append(not, id)
+		}
+	}
+	if len(not) > 0 {
+		return shardsErr("shard %s (%s) did not run %s", s.rep.Shard.Shard(), s.dir, strings.Join(not, ", "))
+	}
+	return nil
+}
+
+// mergeReports is the report of the whole: every shard's case runs in the
+// selection's order, the summary over all of them from the first shard's
+// start to the last one's end, and the rates of the whole.
+func mergeReports(runs []shardRun) *Report {
+	first := runs[0].rep
+	rep := &Report{Version: ReportVersion, Tool: first.Tool, Target: first.Target, Budget: first.Budget,
+		Where: fmt.Sprintf("%d shards", len(runs)), Started: first.Started, Preflight: first.Preflight, Repeat: first.Repeat}
+	var end time.Time
+	for _, s := range runs {
+		if s.rep.Started.Before(rep.Started) {
+			rep.Started = s.rep.Started
+		}
+		if e := s.rep.Started.Add(time.Duration(s.rep.Summary.DurationMS) * time.Millisecond); e.After(end) {
+			end = e
+		}
+		rep.Cases = append(rep.Cases, s.rep.Cases...)
+		rep.WroteJUnit = rep.WroteJUnit || s.rep.WroteJUnit
+	}
+	pos := map[string]int{}
+	var order []Case
+	for i, id := range first.Shard.Selection {
+		pos[id] = i
+		order = append(order, Case{ID: id})
+	}
+	slices.SortStableFunc(rep.Cases, func(a, b CaseReport) int { return pos[a.ID] - pos[b.ID] })
+	rep.summarize(end.Sub(rep.Started))
+	if rep.Repeat != nil {
+		rep.Rates = inMatrixOrder(Rates(rep.Cases), order)
+	}
+	return rep
+}
+
+// appendShards writes the merged event log: per shard a shard_merged entry
+// saying what was verified, then that shard's entries as they were (time,
+// source, event, case, data), chained anew; and it copies the transcripts.
+func (d *RunDir) appendShards(runs []shardRun) error {
+	for _, s := range runs {
+		_, err := d.log.Append(eventlog.Entry{Source: eventlog.SourceRig, Event: "shard_merged", Data: map[string]any{
+			"dir": s.dir, "shard": s.rep.Shard.Shard().String(), "log_head": s.rep.LogHead, "log_lines": s.log.Lines}})
+		if err != nil {
+			return err
+		}
+	}
+	for _, s := range runs {
+		if err := d.copyLog(s.dir); err != nil {
+			return err
+		}
+		for _, c := range s.rep.Cases {
+			if c.Transcript == "" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(s.dir, c.Transcript))
+			if err == nil {
+				err = d.WriteFile(c.Transcript, b)
+			}
+			if err != nil {
+				return fmt.Errorf("shard %s: transcript: %w", s.dir, err)
+			}
+		}
+	}
+	return nil
+}
+
+// copyLog re-appends every entry of dir's (verified) event log.
+func (d *RunDir) copyLog(dir string) error {
+	path := filepath.Join(dir, eventlog.FileName)
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), eventlog.MaxLineSize)
+	for n := 1; sc.Scan(); n++ {
+		var e struct {
+			Time          time.Time      `json:"time"`
+			Source        string         `json:"source"`
+			Event         string         `json:"event"`
+			Case          string         `json:"case"`
+			CorrelationID string         `json:"correlation_id"`
+			Data          map[string]any `json:"data"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.UseNumber() // numbers stay as written
+		if err := dec.Decode(&e); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		_, err := d.log.Append(eventlog.Entry{Time: e.Time, Source: e.Source, Event: e.Event, Case: e.Case,
+			CorrelationID: e.CorrelationID, Data: e.Data})
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+	}
+	return sc.Err()
+}
