@@ -1,9 +1,6 @@
 package rig
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -259,32 +256,11 @@ func (d *RunDir) appendShards(runs []shardRun) error {
 // copyLog re-appends every entry of dir's (verified) event log.
 func (d *RunDir) copyLog(dir string) error {
 	path := filepath.Join(dir, eventlog.FileName)
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), eventlog.MaxLineSize)
-	for n := 1; sc.Scan(); n++ {
-		var e struct {
-			Time          time.Time      `json:"time"`
-			Source        string         `json:"source"`
-			Event         string         `json:"event"`
-			Case          string         `json:"case"`
-			CorrelationID string         `json:"correlation_id"`
-			Data          map[string]any `json:"data"`
-		}
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.UseNumber() // numbers stay as written
-		if err := dec.Decode(&e); err != nil {
+	return eventlog.ReadFile(path, func(n int, e eventlog.Entry) error {
+		e.Seq, e.Prev = 0, "" // the merged log chains its own
+		if _, err := d.log.Append(e); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, n, err)
 		}
-		_, err := d.log.Append(eventlog.Entry{Time: e.Time, Source: e.Source, Event: e.Event, Case: e.Case,
-			CorrelationID: e.CorrelationID, Data: e.Data})
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-	}
-	return sc.Err()
+		return nil
+	})
 }

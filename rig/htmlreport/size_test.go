@@ -1,9 +1,7 @@
 package htmlreport
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -116,31 +114,13 @@ func generateRounds(t *testing.T, src, dst string, rounds int) {
 
 func readEntries(t *testing.T, path string) []eventlog.Entry {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []eventlog.Entry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), eventlog.MaxLineSize)
-	for sc.Scan() {
-		var e struct {
-			Time          time.Time      `json:"time"`
-			Source        string         `json:"source"`
-			Event         string         `json:"event"`
-			Case          string         `json:"case"`
-			CorrelationID string         `json:"correlation_id"`
-			Data          map[string]any `json:"data"`
-		}
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.UseNumber()
-		if err := dec.Decode(&e); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, eventlog.Entry{Time: e.Time, Source: e.Source, Event: e.Event, Case: e.Case, CorrelationID: e.CorrelationID, Data: e.Data})
-	}
-	if err := sc.Err(); err != nil {
+	err := eventlog.ReadFile(path, func(_ int, e eventlog.Entry) error {
+		e.Seq, e.Prev = 0, "" // appended again to a log of its own
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
