@@ -10,20 +10,22 @@ import (
 // there.
 func ExampleMoments() {
 	for _, m := range fault.Moments() {
-		fmt.Printf("%-11s cut=%-5t %s\n", m, m.HasCut(), m.Knowledge())
+		fmt.Printf("%-12s cut=%-5t %s\n", m, m.HasCut(), m.Knowledge())
 	}
 	// Output:
-	// refuse      cut=false nothing was sent
-	// accept      cut=true  nothing was sent
-	// handshake   cut=true  nothing was sent
-	// auth        cut=true  nothing was sent
-	// channel     cut=true  nothing was sent
-	// exec        cut=true  request sent, no result
-	// started     cut=true  request sent, no result
-	// output      cut=true  request sent, no result
-	// finished    cut=true  request sent, no result
-	// exit-status cut=true  result received
-	// none        cut=false result received
+	// refuse       cut=false nothing was sent
+	// accept       cut=true  nothing was sent
+	// handshake    cut=true  nothing was sent
+	// auth         cut=true  nothing was sent
+	// channel      cut=true  nothing was sent
+	// prep-step    cut=true  nothing was sent
+	// exec         cut=true  request sent, no result
+	// started      cut=true  request sent, no result
+	// output       cut=true  request sent, no result
+	// finished     cut=true  request sent, no result
+	// exit-status  cut=true  result received
+	// cleanup-step cut=true  result received
+	// none         cut=false result received
 }
 
 // A parser's error names the bad value and every valid one.

@@ -35,17 +35,19 @@ type Moment int
 
 // The moments, in the order an exchange passes through them.
 const (
-	Refuse     Moment = iota + 1 // nothing accepts the TCP connection
-	Accept                       // after TCP accept, before the SSH version exchange
-	Handshake                    // during key exchange
-	Auth                         // after authentication, before any channel opens
-	Channel                      // session channel requested, not yet confirmed
-	Exec                         // exec request received, command not yet started
-	Started                      // start marker written, command running
-	Output                       // after N bytes of the command's stdout reached the client
-	Finished                     // command exited, complete marker written, exit status not sent
-	ExitStatus                   // exit status delivered, channel not closed
-	None                         // no cut (baseline)
+	Refuse      Moment = iota + 1 // nothing accepts the TCP connection
+	Accept                        // after TCP accept, before the SSH version exchange
+	Handshake                     // during key exchange
+	Auth                          // after authentication, before any channel opens
+	Channel                       // session channel requested, not yet confirmed
+	PrepStep                      // a request of the tool's conversation before the workload's: received, not yet answered
+	Exec                          // exec request received, command not yet started
+	Started                       // start marker written, command running
+	Output                        // after N bytes of the command's stdout reached the client
+	Finished                      // command exited, complete marker written, exit status not sent
+	ExitStatus                    // exit status delivered, channel not closed
+	CleanupStep                   // a request after the workload's exit status was delivered: received, not yet answered
+	None                          // no cut (baseline)
 )
 
 type momentDef struct {
@@ -55,17 +57,19 @@ type momentDef struct {
 }
 
 var moments = [...]momentDef{
-	Refuse:     {"refuse", "nothing accepts the TCP connection", NothingSent},
-	Accept:     {"accept", "after TCP accept, before the SSH version exchange", NothingSent},
-	Handshake:  {"handshake", "during key exchange", NothingSent},
-	Auth:       {"auth", "after authentication, before any channel opens", NothingSent},
-	Channel:    {"channel", "session channel requested, not yet confirmed", NothingSent},
-	Exec:       {"exec", "exec request received, command not yet started", RequestSent},
-	Started:    {"started", "start marker written, command running", RequestSent},
-	Output:     {"output", "after N bytes of the command's stdout reached the client", RequestSent},
-	Finished:   {"finished", "command exited, complete marker written, exit status not sent", RequestSent},
-	ExitStatus: {"exit-status", "exit status delivered, channel not closed", ResultReceived},
-	None:       {"none", "no cut (baseline)", ResultReceived},
+	Refuse:      {"refuse", "nothing accepts the TCP connection", NothingSent},
+	Accept:      {"accept", "after TCP accept, before the SSH version exchange", NothingSent},
+	Handshake:   {"handshake", "during key exchange", NothingSent},
+	Auth:        {"auth", "after authentication, before any channel opens", NothingSent},
+	Channel:     {"channel", "session channel requested, not yet confirmed", NothingSent},
+	PrepStep:    {"prep-step", "a request of the tool's conversation before the workload's: received, not yet answered", NothingSent},
+	Exec:        {"exec", "exec request received, command not yet started", RequestSent},
+	Started:     {"started", "start marker written, command running", RequestSent},
+	Output:      {"output", "after N bytes of the command's stdout reached the client", RequestSent},
+	Finished:    {"finished", "command exited, complete marker written, exit status not sent", RequestSent},
+	ExitStatus:  {"exit-status", "exit status delivered, channel not closed", ResultReceived},
+	CleanupStep: {"cleanup-step", "a request after the workload's exit status was delivered: received, not yet answered", ResultReceived},
+	None:        {"none", "no cut (baseline)", ResultReceived},
 }
 
 // Moments returns every moment in exchange order.
@@ -112,6 +116,11 @@ func KnowledgeAt(m Moment, c Cut) Knowledge {
 	return m.Knowledge()
 }
 
+// IsStep reports whether m is a step of a tool's conversation rather than a
+// point of the workload's own exchange: step cases come from the
+// conversation a preflight learned (see [Step]), not from a matrix.
+func (m Moment) IsStep() bool { return m == PrepStep || m == CleanupStep }
+
 // HasCut reports whether a case at m cuts anything: every moment but refuse
 // (nothing accepts the connection) and none (the baseline).
 func (m Moment) HasCut() bool { return m.valid() && m != Refuse && m != None }
@@ -121,6 +130,43 @@ func (m Moment) HasCut() bool { return m.valid() && m != Refuse && m != None }
 // the server can hold the command's answer, and a reconcile probe has an
 // outcome to look for.
 func (m Moment) InCommandWindow() bool { return m >= Exec && m <= ExitStatus }
+
+// Step names the request of a tool's conversation where a step case cuts:
+// the server holds after it received the request and before it answers,
+// and the case's cut lands there. The moment says where the step lies:
+// [PrepStep] before the workload's request left (nothing of the workload
+// was sent), [CleanupStep] after the workload's exit status was delivered.
+type Step struct {
+	// Request is the request's name as the server's conversation records
+	// it: "session", "pty-req", "env", "exec", "subsystem", "sftp-open",
+	// "sftp-write", "sftp-close", ...
+	Request string `json:"request"`
+	// Occurrence is the request's place among the case's requests of that
+	// name, from 1.
+	Occurrence int `json:"occurrence,omitempty"`
+	// UploadBytes, when > 0, cuts an upload instead: once this many bytes
+	// of the file arrived (over SFTP writes or on the stdin of `scp -t`),
+	// the server keeps them, drops the rest and holds.
+	UploadBytes int64 `json:"upload_bytes,omitempty"`
+}
+
+// Validate checks the step's values.
+func (s Step) Validate() error {
+	switch {
+	case s.UploadBytes < 0:
+		return fmt.Errorf("fault: step upload_bytes %d is negative", s.UploadBytes)
+	case s.UploadBytes == 0 && (s.Request == "" || s.Occurrence < 1):
+		return fmt.Errorf("fault: a step needs a request name and an occurrence from 1, not %q #%d", s.Request, s.Occurrence)
+	}
+	return nil
+}
+
+func (s Step) String() string {
+	if s.UploadBytes > 0 {
+		return fmt.Sprintf("upload after %d bytes", s.UploadBytes)
+	}
+	return fmt.Sprintf("%s #%d", s.Request, s.Occurrence)
+}
 
 // DefaultOutputBytes is N for the output moment when a case gives none: the
 // cut lands after the first N bytes of the command's stdout reached the client.

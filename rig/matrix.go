@@ -65,6 +65,11 @@ type Case struct {
 	// AnswerDelay delays the server's answer to each channel request of
 	// the case (rig/answerdelay.go).
 	AnswerDelay *AnswerDelay
+	// Step, for a step case (moments prep-step and cleanup-step), is the
+	// request of the tool's conversation where the cut lands. Step cases
+	// are made from the conversation a preflight learned (StepCases); no
+	// matrix file names them.
+	Step *fault.Step
 }
 
 // Expectation is the category and retry this case's evidence calls for when
@@ -125,6 +130,10 @@ func (c Case) spec(id string) engine.Spec {
 	if c.Draw != nil {
 		s.AnswerDelay = answerDelay(c.Draw.AnswerDelayMS)
 	}
+	if c.Step != nil {
+		st := *c.Step
+		s.Step = &st
+	}
 	return s
 }
 
@@ -161,12 +170,14 @@ func transportMatrix() []Case {
 		cases = append(cases, c)
 	}
 	for _, m := range fault.Moments() {
-		switch m {
-		case fault.Refuse:
+		switch {
+		case m.IsStep():
+			continue // step cases come from the tool's conversation (rig/stepcases.go)
+		case m == fault.Refuse:
 			add(Case{ID: m.String(), Moment: m, Cut: fault.Reset, Disposition: fault.Survive,
 				Notes: "nothing accepts the TCP connection"})
 			continue
-		case fault.None:
+		case m == fault.None:
 			for _, code := range []int{0, 3} {
 				add(Case{ID: fmt.Sprintf("none.exit%d", code), Moment: m, Cut: fault.Reset, Disposition: fault.Survive, ExitCode: code,
 					Notes: "baseline: no cut"})

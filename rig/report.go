@@ -73,6 +73,15 @@ type Preflight struct {
 	// itself (a script uploaded, then run): every case holds its exec
 	// moment there.
 	WorkloadRequest int `json:"workload_request,omitempty"`
+	// Conversation is every request of the preflight's SSH conversation:
+	// each case's is compared with it (a case whose conversation differs
+	// before its cut is inconclusive), and step cases are made from it.
+	Conversation []ConversationRequest `json:"conversation,omitempty"`
+	// StepCases is how many step cases the conversation yielded (before
+	// --cases selected among them); StepsCapped how many steps MaxSteps
+	// left out.
+	StepCases   int `json:"step_cases,omitempty"`
+	StepsCapped int `json:"steps_capped,omitempty"`
 }
 
 // Verdict is a case's outcome.
@@ -146,10 +155,16 @@ type CaseReport struct {
 	CutLatencyUS  int64                  `json:"cut_latency_us,omitempty"`
 	Transcript    string                 `json:"transcript,omitempty"`
 	Draw          *Draw                  `json:"draw,omitempty"` // a repeated run's draws (rig/repeat.go)
+	// Step, for a step case, is the request of the conversation it cut at.
+	Step *fault.Step `json:"step,omitempty"`
+	// PartialUploads names the files a step case's cut upload left partial
+	// on the target.
+	PartialUploads []string `json:"partial_uploads,omitempty"`
 
 	diag            *diagnosis  // both sides' account, for the preflight's message
 	answered        []Violation // the tool's own findings (tool.Answer), redacted, for the same
-	workloadRequest int         // evidence.Case.WorkloadRequest, for the preflight
+	workloadRequest int                   // evidence.Case.WorkloadRequest, for the preflight
+	conversation    []ConversationRequest // evidence.Case.Conversation, for the preflight
 }
 
 func (r *Report) summarize(d time.Duration) {

@@ -66,6 +66,11 @@ type Options struct {
 	Shard *ShardReport
 	// JUnit is recorded in the report: the caller writes JUnit XML too.
 	JUnit bool
+	// StepCases selects the step cases the run adds after the preflight,
+	// made from the tool's conversation (rig/stepcases.go); the zero value
+	// adds none. A sharded run adds none: each shard's preflight would add
+	// the same ones.
+	StepCases StepSelection
 }
 
 func (o *Options) defaults() {
@@ -171,7 +176,7 @@ func runWithoutDir(ctx context.Context, o Options) (*Report, error) {
 
 func run(ctx context.Context, o Options) (*Report, *caseSink, error) {
 	o.defaults()
-	if len(o.Cases) == 0 {
+	if len(o.Cases) == 0 && len(o.StepCases.Required) == 0 {
 		return nil, nil, ErrNoCases
 	}
 	if o.Tool == nil {
@@ -214,9 +219,17 @@ func run(ctx context.Context, o Options) (*Report, *caseSink, error) {
 		return rep, nil, &PreflightError{Reason: err.Error()}
 	}
 	pre := r.preflight(ctx)
-	rep.Preflight = pre
 	if pre.Error != "" {
+		rep.Preflight = pre
 		return rep, nil, &PreflightError{Reason: pre.Error, Case: pre.Case}
+	}
+	if err := r.addStepCases(&pre); err != nil {
+		rep.Preflight = pre
+		return rep, nil, err
+	}
+	rep.Preflight = pre
+	if o.Progress != nil {
+		writeConversation(o.Progress, pre)
 	}
 
 	sink, err := r.runCases(ctx, rep, started)
@@ -270,7 +283,7 @@ func (r *runner) runAll(ctx context.Context, started time.Time, sink *caseSink) 
 		wg.Go(func() {
 			for j := range jobs {
 				cr := r.runCase(ctx, j.c)
-				cr.diag = nil // only a preflight's message quotes it
+				cr.diag, cr.conversation = nil, nil // only a preflight keeps them
 				if r.o.Out != nil {
 					r.o.Out.ended(cr.CorrelationID)
 				}
@@ -312,6 +325,28 @@ type runner struct {
 	secrets []secret.Secret
 	// workloadRequest is what the preflight learned (Preflight.WorkloadRequest).
 	workloadRequest int
+	// conversation is the preflight's (Preflight.Conversation): every case's
+	// is compared with it.
+	conversation []ConversationRequest
+}
+
+// addStepCases adds the step cases the options select to the run's cases,
+// made from the preflight's conversation, and says how many there were.
+func (r *runner) addStepCases(pre *Preflight) error {
+	if len(r.o.StepCases.Globs) == 0 || r.o.Shard != nil {
+		return nil
+	}
+	all, capped := StepCases(pre.Conversation)
+	pre.StepCases, pre.StepsCapped = len(all), capped
+	picked, err := selectSteps(all, r.o.StepCases)
+	if err != nil {
+		return err
+	}
+	r.o.Cases = append(r.o.Cases, picked...)
+	if len(r.o.Cases) == 0 {
+		return ErrNoCases
+	}
+	return nil
 }
 
 // toolRun is what one invocation of the tool produced.
@@ -410,7 +445,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	start := time.Now()
 	id := r.env.NewID()
 	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment, Cut: cutName(c), Disposition: c.Disposition.String(),
-		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []Violation{}, Draw: c.Draw}
+		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []Violation{}, Draw: c.Draw, Step: c.Step}
 	// What a case that never reaches its verdict would have called for.
 	e := verdict.Expected(verdict.Input{Moment: c.Moment, Cut: c.Cut, Expect: c.Expectation(), ExitCode: c.ExitCode})
 	cr.Expected = Expected{Category: e.Category, Retry: e.Retry}
@@ -471,7 +506,13 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	in.Read = &read
 	r.judge(&cr, c, in, tr, ev, secrets)
 	cr.diag = diagnose(ev, id, tr.stderr, secrets)
-	cr.workloadRequest = evidence.Of(ev.Events, id).WorkloadRequest()
+	evs := evidence.Of(ev.Events, id)
+	cr.workloadRequest, cr.conversation = evs.WorkloadRequest(), evs.Conversation()
+	cr.PartialUploads = evs.PartialUploads()
+	if diff := r.conversationDiffers(c, evs); diff != "" {
+		cr.Verdict, cr.Grade, cr.Violations = Inconclusive, "", []Violation{}
+		cr.Reason = "the tool's conversation differs from the preflight's, so the case's cut may not be where its moment says: " + diff
+	}
 	cr.DurationMS = time.Since(start).Milliseconds()
 	cr.ToolMS = tr.duration.Milliseconds()
 	if ev.Cut != nil {
@@ -481,6 +522,18 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 		cr.Transcript = r.o.Out.writeTranscript(c, cr, t, tr, ev, secrets)
 	}
 	return cr
+}
+
+// conversationDiffers compares the case's conversation with the
+// preflight's, for the cases whose exchange the tool runs as in the
+// preflight (up to their cut): not a step sequence (its own commands), not
+// a credential case (the rig's own set-up connection comes first), and not
+// refuse (nothing is accepted).
+func (r *runner) conversationDiffers(c Case, evs evidence.Case) string {
+	if r.conversation == nil || c.Scenario != "" || c.Credential != 0 || c.Moment == fault.Refuse {
+		return ""
+	}
+	return evidence.ConversationDiffers(r.conversation, evs)
 }
 
 // logRequest records the request the rig built for the tool and its dispatch.
@@ -593,6 +646,9 @@ func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evid
 			in.Landed, in.NotLanded = false, why
 		}
 	}
+	if knowledge == fault.NothingSent && c.Moment.HasCut() {
+		in.FreshDelivered = evs.LastDelivered()
+	}
 	if knowledge == fault.ResultReceived || c.Fixture != "" || (c.Moment == fault.ExitStatus && c.Cut == fault.KillHelper) {
 		in.Delivered = evs.Delivered()
 	}
@@ -689,6 +745,10 @@ func (r *runner) preflight(ctx context.Context) Preflight {
 	}
 	p.WorkloadRequest = cr.workloadRequest
 	r.workloadRequest = cr.workloadRequest
+	p.Conversation = cr.conversation
+	if p.Error == "" {
+		r.conversation = cr.conversation
+	}
 	return p
 }
 

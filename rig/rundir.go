@@ -15,6 +15,7 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/eventlog"
+	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -219,6 +220,8 @@ type transcript struct {
 	Ledger     []string          `json:"ledger"` // the case's marker lines
 	Events     []control.Event   `json:"events"`
 	Violations []Violation       `json:"violations"`
+	// Conversation is every request of the tool's SSH conversation in the case.
+	Conversation []ConversationRequest `json:"conversation"`
 }
 
 // transcriptTarget is the Target without anything secret: the identity
@@ -252,6 +255,9 @@ func (d *RunDir) writeTranscript(c Case, cr CaseReport, t tool.Target, tr toolRu
 		Ledger:     ev.Ledger.Lines(cr.CorrelationID),
 		Events:     ev.Events,
 		Violations: cr.Violations,
+		// The conversation is read from the events again: a case report
+		// keeps it only for the preflight.
+		Conversation: evidence.Of(ev.Events, cr.CorrelationID).Conversation(),
 	}
 	name := filepath.Join("transcripts", c.transcriptName()+".json")
 	b, err := json.MarshalIndent(tx, "", "  ")

@@ -154,6 +154,16 @@ func (c Case) combinationProblems() []*CaseError {
 	if c.ReconcileProbe != "" && !c.Moment.InCommandWindow() {
 		add("reconcile_probe", "a reconcile probe is for an outcome the cut leaves unknown: it needs a moment from exec to exit-status, not %s", c.Moment)
 	}
+	switch {
+	case c.Moment.IsStep() && c.Step == nil:
+		add("moment", "%s belongs to step cases, which the rig makes from the tool's conversation after the preflight: select them with --cases 'step.*'", c.Moment)
+	case c.Step != nil && !c.Moment.IsStep():
+		add("step", "a step needs moment prep-step or cleanup-step, not %s", c.Moment)
+	case c.Step != nil:
+		if err := c.Step.Validate(); err != nil {
+			add("step", "%v", strings.TrimPrefix(err.Error(), "fault: "))
+		}
+	}
 	if c.Host != "" && c.Moment != fault.Refuse {
 		add("host", "an unresolvable host is never reached: it needs moment refuse, not %s", c.Moment)
 	}

@@ -119,22 +119,29 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	cases, err := rig.Select(matrix, rig.SplitGlobs(f.cases))
+	cases, steps, err := rig.SplitSelection(matrix, rig.SplitGlobs(f.cases))
 	if err != nil {
 		return usageError("%v", err)
 	}
-	if len(cases) == 0 {
+	stepsOnly := len(cases) == 0 && len(steps.Required) > 0
+	if len(cases) == 0 && !stepsOnly {
 		return usageError("no cases selected")
 	}
 	rp, err := f.repeat.options(parallelChanged(cmd), cases)
 	if err != nil {
 		return err
 	}
+	if _, sharded, _ := f.shard.resolve(); stepsOnly && sharded {
+		return usageError("--cases %s selects only step cases, which a sharded run does not make (every shard's preflight would make the same ones): select matrix cases too", f.cases)
+	}
 	shard, cases, err := f.shard.split(cases, rp.On() && f.repeat.seed == "")
 	if err != nil {
 		return err
 	}
 	applicable, why := 0, ""
+	if stepsOnly {
+		applicable = 1 // step cases are judged after the preflight
+	}
 	for _, c := range cases {
 		if ok, reason := rig.Applies(c, t); ok {
 			applicable++
@@ -153,10 +160,14 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()
 	o := rig.Options{Tool: t, Cases: cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir, RefusePTY: f.noPTY, Repeat: rp,
-		Shard: shard, JUnit: f.junit != ""}
+		Shard: shard, JUnit: f.junit != "", StepCases: steps}
 	if !f.quiet {
 		o.Progress = stderr
-		fmt.Fprintf(stderr, "sshrig: %d cases%s, tool %s, target %s, run directory %s\n", len(cases), shardNote(shard), t.Name(), f.target, dirPath)
+		more := ""
+		if len(steps.Globs) > 0 && shard == nil {
+			more = " (and the step cases of the tool's conversation, after the preflight)"
+		}
+		fmt.Fprintf(stderr, "sshrig: %d cases%s%s, tool %s, target %s, run directory %s\n", len(cases), more, shardNote(shard), t.Name(), f.target, dirPath)
 	}
 	f.repeat.header(stderr, rp)
 	rep, runErr := rig.Run(cmd.Context(), o)
@@ -179,6 +190,10 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	if errors.As(runErr, &pre) {
 		return rigError(fmt.Errorf("%v\n  the tool cannot run a case with no fault, so no case can be judged; see %s",
 			pre, dirPath+"/report.json"))
+	}
+	var sel *rig.SelectionError
+	if errors.As(runErr, &sel) {
+		return usageError("%v", sel)
 	}
 	if runErr != nil {
 		return rigError(runErr)

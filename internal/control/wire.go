@@ -1,6 +1,8 @@
 package control
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
@@ -62,7 +64,25 @@ const (
 	StepSession    = "session"    // a session channel was opened
 	StepSFTPPrefix = "sftp-"      // an SFTP request: "sftp-open", "sftp-write", "sftp-close", "sftp-setstat", ...
 	StepGlobal     = "global:"    // prefix of a connection-level request's name, e.g. "global:keepalive@openssh.com"
+	// StepSCPUpload records where a step case cut a legacy scp upload
+	// (Detail: the scp command and UploadCut's text). SFTP uploads are
+	// recorded by their failed sftp-write.
+	StepSCPUpload = "scp-upload"
 )
+
+// uploadCutText is the part of a request's Detail that says a step case cut
+// an upload there (UploadCut, IsUploadCut).
+const uploadCutText = "upload cut after "
+
+// UploadCut is what a request's Detail says where a step case cut an upload
+// after n bytes of the file arrived: the rest was dropped, the file is left
+// partial.
+func UploadCut(n int64) string {
+	return fmt.Sprintf("%s%d bytes: the file is left partial", uploadCutText, n)
+}
+
+// IsUploadCut reports whether a request's Detail says an upload was cut there.
+func IsUploadCut(detail string) bool { return strings.Contains(detail, uploadCutText) }
 
 // Event is one observation of the server, attributed to a case.
 type Event struct {
@@ -111,6 +131,10 @@ type Arm struct {
 	// shell, subsystem, ...): a perturbation of the server's timing, drawn
 	// per case run by the rig (sshrig run --answer-delay).
 	AnswerDelay time.Duration `json:"answer_delay,omitempty"`
+	// Step, for the moments prep-step and cleanup-step, is the request of
+	// the tool's conversation to hold at (after it arrived, before the
+	// server answers it), or the upload to cut after Step.UploadBytes.
+	Step *fault.Step `json:"step,omitempty"`
 }
 
 // Op names a request from the rig.

@@ -60,6 +60,9 @@ type Spec struct {
 	// AnswerDelay makes the server wait this long before it answers each
 	// channel request of the case (control.Arm.AnswerDelay).
 	AnswerDelay time.Duration
+	// Step, for the moments prep-step and cleanup-step, names the request
+	// of the tool's conversation the server holds at (control.Arm.Step).
+	Step *fault.Step
 }
 
 // Validate checks the spec's values.
@@ -77,6 +80,14 @@ func (s Spec) Validate() error {
 	}
 	if s.Disposition != 0 && (s.Disposition < fault.Survive || s.Disposition > fault.RemoteKill) {
 		return fmt.Errorf("engine: invalid disposition %d", int(s.Disposition))
+	}
+	if s.Moment.IsStep() != (s.Step != nil) {
+		return fmt.Errorf("engine: moment %s with step %v: a step case needs both", s.Moment, s.Step)
+	}
+	if s.Step != nil {
+		if err := s.Step.Validate(); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
 	}
 	if s.Cut == fault.Stall && !s.Moment.InCommandWindow() {
 		return fmt.Errorf("engine: a stall needs a moment to hold at, not %s", s.Moment)
@@ -176,6 +187,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		req.Arm = &control.Arm{Disposition: spec.Disposition}
 	}
 	req.Arm.WorkloadRequest = spec.WorkloadRequest
+	req.Arm.Step = spec.Step
 	req.Arm.AnswerDelay = spec.AnswerDelay
 	req.DenyExec = spec.Refusal == fault.DenyExec
 	req.RejectSession = spec.Refusal == fault.RejectSession

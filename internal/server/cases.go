@@ -31,6 +31,7 @@ type caseState struct {
 	work    *tracker      // the case's connection, channel and exec handlers
 
 	steps        atomic.Int64 // the conversation's steps so far
+	uploaded     atomic.Int64 // bytes of uploads so far, for a step that cuts one
 	execs        atomic.Int64 // exec and shell requests so far
 	workloadSeen atomic.Bool  // a command of the case passed its start gate
 
@@ -38,18 +39,20 @@ type caseState struct {
 	conns       map[int]*tconn
 	procs       map[int]*proc // by pid, while not reaped
 	nextSession int
+	requests    map[string]int // requests so far, by name (fault.Step.Occurrence)
 }
 
 func newCase(id string, arm control.Arm, probe bool) *caseState {
 	return &caseState{
-		id:    id,
-		arm:   arm,
-		probe: probe,
-		keys:  map[string]bool{},
-		ended: make(chan struct{}),
-		work:  newTracker(),
-		conns: map[int]*tconn{},
-		procs: map[int]*proc{},
+		id:       id,
+		arm:      arm,
+		probe:    probe,
+		keys:     map[string]bool{},
+		ended:    make(chan struct{}),
+		work:     newTracker(),
+		conns:    map[int]*tconn{},
+		procs:    map[int]*proc{},
+		requests: map[string]int{},
 	}
 }
 
@@ -67,6 +70,34 @@ func (c *caseState) newSession() int {
 	defer c.mu.Unlock()
 	c.nextSession++
 	return c.nextSession
+}
+
+// countRequest counts a request of the conversation by name and reports
+// whether it is the step the case is armed to hold at.
+func (c *caseState) countRequest(name string) (armedStep bool) {
+	c.mu.Lock()
+	c.requests[name]++
+	n := c.requests[name]
+	c.mu.Unlock()
+	st := c.arm.Step
+	return st != nil && st.UploadBytes == 0 && st.Request == name && st.Occurrence == n
+}
+
+// uploadCut is where an upload of n more bytes must be cut for a step case
+// armed after fault.Step.UploadBytes: it returns how many of the n bytes
+// arrive before the cut, and whether the cut lands within them. Every
+// upload of the case counts (SFTP writes and the stdin of scp -t).
+func (c *caseState) uploadCut(n int) (keep int, cut bool) {
+	st := c.arm.Step
+	if st == nil || st.UploadBytes == 0 || c.fired.Load() {
+		c.uploaded.Add(int64(n))
+		return n, false
+	}
+	before := c.uploaded.Add(int64(n)) - int64(n)
+	if before+int64(n) < st.UploadBytes {
+		return n, false
+	}
+	return int(max(st.UploadBytes-before, 0)), true
 }
 
 // hold is one barrier: a moment the server waits at until the rig releases it.

@@ -431,7 +431,11 @@ func (p *proc) run(ch gossh.Channel) exitInfo {
 			io.Copy(p.master, ch)
 			return
 		}
-		io.Copy(p.stdin, ch)
+		var in io.Reader = ch
+		if execDetail(p.req.command) == "scp -t" {
+			in = &scpUpload{p: p, r: ch}
+		}
+		io.Copy(p.stdin, in)
 		p.stdin.Close()
 	}()
 
@@ -576,4 +580,47 @@ func signalForSSH(sig syscall.Signal) string {
 		return name[3:]
 	}
 	return name
+}
+
+// scpUpload is the stdin of an `scp -t` (a legacy upload): it counts the
+// file's bytes, which follow the "C<mode> <size> <name>" line, so that a
+// step case can cut the upload after fault.Step.UploadBytes of them. At the
+// cut it passes on the bytes before it, holds, and then ends the stream:
+// the rest never arrived, and scp is left with a partial file.
+type scpUpload struct {
+	p        *proc
+	r        io.Reader
+	midLine  bool // within a protocol line (not at its start)
+	inHeader bool // within a "C" line
+	inFile   bool // past the "C" line: the file's bytes
+	done     bool
+}
+
+func (u *scpUpload) Read(b []byte) (int, error) {
+	if u.done {
+		return 0, io.EOF
+	}
+	n, err := u.r.Read(b)
+	start := 0 // where the file's bytes begin in b[:n]
+	for ; start < n && !u.inFile; start++ {
+		switch x := b[start]; {
+		case u.inHeader && x == '\n':
+			u.inFile = true
+		case !u.midLine && x == 'C':
+			u.inHeader = true
+		}
+		u.midLine = b[start] != '\n'
+	}
+	if !u.inFile {
+		return n, err
+	}
+	keep, cut := u.p.c.uploadCut(n - start)
+	if !cut {
+		return n, err
+	}
+	p := u.p
+	p.s.reach(p.c, p.tc, p.sid, p.c.arm.Moment)
+	p.s.emitRequest(p.c, p.tc, p.sid, control.StepSCPUpload, false, p.req.command+": "+control.UploadCut(p.c.arm.Step.UploadBytes))
+	u.done = true
+	return start + keep, nil
 }

@@ -58,11 +58,23 @@ type execRequest struct {
 	candidate bool
 }
 
-// emitRequest records one step of the conversation.
-func (s *Server) emitRequest(c *caseState, tc *tconn, sid int, name string, accepted bool, detail string) (uint64, int) {
-	step := int(c.steps.Add(1))
-	return s.emit(control.Event{Kind: control.RequestSeen, Case: c.id, Conn: tc.n, Session: sid,
-		Request: name, Step: step, Accepted: &accepted, Detail: detail}), step
+// emitRequest records one step of the conversation. armedStep says the
+// case is armed to hold at this request (fault.Step): the caller holds with
+// holdStep before it answers.
+func (s *Server) emitRequest(c *caseState, tc *tconn, sid int, name string, accepted bool, detail string) (seq uint64, step int, armedStep bool) {
+	step = int(c.steps.Add(1))
+	armedStep = c.countRequest(name)
+	seq = s.emit(control.Event{Kind: control.RequestSeen, Case: c.id, Conn: tc.n, Session: sid,
+		Request: name, Step: step, Accepted: &accepted, Detail: detail})
+	return seq, step, armedStep
+}
+
+// holdStep holds at the step a case is armed for, when armed says this
+// request is it: after the server received it, before it answers.
+func (s *Server) holdStep(c *caseState, tc *tconn, sid int, armed bool) {
+	if armed {
+		s.reach(c, tc, sid, c.arm.Moment)
+	}
 }
 
 // handleGlobal answers connection-level requests as sshd does: it accepts
@@ -71,7 +83,8 @@ func (s *Server) emitRequest(c *caseState, tc *tconn, sid int, name string, acce
 func (s *Server) handleGlobal(ctx gliderssh.Context, _ *gliderssh.Server, req *gossh.Request) (bool, []byte) {
 	tc := ctx.Value(connKey{}).(*tconn)
 	ok := req.Type == "no-more-sessions@openssh.com"
-	s.emitRequest(tc.c, tc, 0, control.StepGlobal+req.Type, ok, "")
+	_, _, armed := s.emitRequest(tc.c, tc, 0, control.StepGlobal+req.Type, ok, "")
+	s.holdStep(tc.c, tc, 0, armed)
 	return ok, nil
 }
 
@@ -94,7 +107,8 @@ func (s *Server) handleChannel(_ *gliderssh.Server, _ *gossh.ServerConn, newChan
 		newChan.Reject(gossh.ResourceShortage, why)
 		return
 	}
-	s.emitRequest(c, tc, ss.id, control.StepSession, true, "")
+	_, _, armed := s.emitRequest(c, tc, ss.id, control.StepSession, true, "")
+	s.holdStep(c, tc, ss.id, armed)
 	s.reach(c, tc, ss.id, fault.Channel)
 	if c.isEnded() || tc.isLost() {
 		newChan.Reject(gossh.ConnectionFailed, "case ended")
@@ -137,6 +151,8 @@ func (ss *sessionState) serve(req *gossh.Request) {
 	c.delayAnswer() // delay.go
 	ok, detail := false, ""
 	record := true
+	armed := false   // this request is the step the case holds at
+	var start func() // an accepted exec, shell or subsystem: its handler
 	ss.mu.Lock()
 	switch req.Type {
 	case "pty-req":
@@ -213,10 +229,9 @@ func (ss *sessionState) serve(req *gossh.Request) {
 			_, wrapped := markers.Unwrap(r.command)
 			r.candidate = wrapped || r.kind == "shell"
 		}
-		r.seq, r.step = s.emitRequest(c, tc, ss.id, req.Type, true, "")
+		r.seq, r.step, armed = s.emitRequest(c, tc, ss.id, req.Type, true, execDetail(r.command))
 		ok, ss.started, ss.handler = true, true, make(chan struct{})
-		req.Reply(true, nil)
-		go ss.runCommand(r)
+		start = func() { go ss.runCommand(r) }
 	case "subsystem":
 		record = false
 		var sub struct{ Name string }
@@ -228,15 +243,20 @@ func (ss *sessionState) serve(req *gossh.Request) {
 		case !c.work.enter():
 			s.emitRequest(c, tc, ss.id, req.Type, false, sub.Name+": case ended")
 		default:
-			s.emitRequest(c, tc, ss.id, req.Type, true, sub.Name)
+			_, _, armed = s.emitRequest(c, tc, ss.id, req.Type, true, sub.Name)
 			ok, ss.started, ss.handler = true, true, make(chan struct{})
-			req.Reply(true, nil)
-			go ss.runSFTP()
+			start = func() { go ss.runSFTP() }
 		}
 	}
 	ss.mu.Unlock()
 	if record {
-		s.emitRequest(c, tc, ss.id, req.Type, ok, detail)
+		_, _, armed = s.emitRequest(c, tc, ss.id, req.Type, ok, detail)
+	}
+	s.holdStep(c, tc, ss.id, armed)
+	if start != nil {
+		req.Reply(true, nil)
+		start()
+		return
 	}
 	if !ok || !record {
 		if !ok {
@@ -245,6 +265,21 @@ func (ss *sessionState) serve(req *gossh.Request) {
 		return
 	}
 	req.Reply(true, nil)
+}
+
+// execDetail is what the conversation records of an exec request's command:
+// "scp -t" or "scp -f" for a legacy scp transfer (an upload's bytes can be
+// cut there), else nothing. The command itself differs per case (its marker
+// id) and may carry what the tool did not mean to publish.
+func execDetail(command string) string {
+	if f := strings.Fields(command); len(f) > 1 && f[0] == "scp" {
+		for _, a := range f[1:] {
+			if a == "-t" || a == "-f" {
+				return "scp " + a
+			}
+		}
+	}
+	return ""
 }
 
 // runCommand is an accepted exec or shell request: the exec moment, then the

@@ -90,7 +90,9 @@ func (h *sftpFS) step(r *sftp.Request, err error, detail string) {
 	if method == "get" || method == "put" {
 		method = "open" // the library names an open by what the handle is for
 	}
-	h.ss.s.emitRequest(h.ss.c, h.ss.tc, h.ss.id, control.StepSFTPPrefix+method, err == nil, detail)
+	ss := h.ss
+	_, _, armed := ss.s.emitRequest(ss.c, ss.tc, ss.id, control.StepSFTPPrefix+method, err == nil, detail)
+	ss.s.holdStep(ss.c, ss.tc, ss.id, armed)
 }
 
 func (h *sftpFS) Fileread(r *sftp.Request) (io.ReaderAt, error) {
@@ -277,28 +279,47 @@ type sftpFile struct {
 
 func (f *sftpFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
 
+// WriteAt writes and records the write. For a step case that cuts the
+// upload after N bytes, the write that carries byte N keeps only the bytes
+// up to it (the rest never arrived, as far as the file is concerned), the
+// server holds for the cut, and the write fails: the file is left partial,
+// as a transfer cut off in the middle leaves it.
 func (f *sftpFile) WriteAt(p []byte, off int64) (int, error) {
-	n, err := f.f.WriteAt(p, off)
+	ss := f.h.ss
+	keep, cut := ss.c.uploadCut(len(p))
+	n, err := f.f.WriteAt(p[:keep], off)
 	detail := fmt.Sprintf("%s @%d +%d", f.path, off, n)
-	if err != nil {
+	if cut {
+		// The hold comes first: the cut lands once the bytes arrived,
+		// and the failed write is recorded after it.
+		ss.s.reach(ss.c, ss.tc, ss.id, ss.c.arm.Moment)
+		detail = fmt.Sprintf("%s: %s, %d of them in this write at offset %d", f.path, control.UploadCut(ss.c.arm.Step.UploadBytes), n, off)
+		if err == nil {
+			err = errUploadCut
+		}
+	} else if err != nil {
 		detail += ": " + err.Error()
 	}
-	h := f.h
-	h.ss.s.emitRequest(h.ss.c, h.ss.tc, h.ss.id, control.StepSFTPPrefix+"write", err == nil, detail)
+	_, _, armed := ss.s.emitRequest(ss.c, ss.tc, ss.id, control.StepSFTPPrefix+"write", err == nil, detail)
+	ss.s.holdStep(ss.c, ss.tc, ss.id, armed)
 	return n, err
 }
+
+// errUploadCut fails the write a step case cut an upload in.
+var errUploadCut = errors.New("upload cut: the rest of the write never arrived")
 
 func (f *sftpFile) Close() error {
 	f.h.mu.Lock()
 	delete(f.h.open, f)
 	f.h.mu.Unlock()
 	err := f.f.Close()
-	h := f.h
+	ss := f.h.ss
 	detail := f.path
 	if err != nil {
 		detail += ": " + err.Error()
 	}
-	h.ss.s.emitRequest(h.ss.c, h.ss.tc, h.ss.id, control.StepSFTPPrefix+"close", err == nil, detail)
+	_, _, armed := ss.s.emitRequest(ss.c, ss.tc, ss.id, control.StepSFTPPrefix+"close", err == nil, detail)
+	ss.s.holdStep(ss.c, ss.tc, ss.id, armed)
 	return err
 }
 

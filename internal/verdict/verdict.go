@@ -126,6 +126,13 @@ type Input struct {
 	// one attempt), is what the server delivered to the last attempt: the
 	// tool then knows how the retry ended. nil when nothing was delivered.
 	RetryDelivered *Delivered
+	// FreshDelivered, for a cut where nothing had been sent, is what the
+	// server delivered to an attempt the tool made afterwards (it
+	// reconnected: a ControlMaster's client falls back to a connection of
+	// its own when the master dies). Nothing of the workload had left at
+	// the cut, so that attempt is the first, and the tool knows how it
+	// ended. nil when nothing was delivered.
+	FreshDelivered *Delivered
 	// FollowUps counts commands the tool ran after an answer whose contract
 	// it could not trust (set only for such cases).
 	FollowUps int
@@ -232,12 +239,7 @@ func Judge(in Input) Verdict {
 	if v.Reported != nil && in.Landed && stepsDone && r.Category == result.Succeeded && r.Retry == result.Never {
 		v.Grade = Exact
 	} else if v.Reported != nil && in.Landed {
-		knowledge, delivered := fault.KnowledgeAt(in.Moment, in.Cut), in.Delivered
-		if in.ProbedBetween && in.Attempts > 1 && in.RetryDelivered != nil && in.Expect == nil {
-			// A reconciled retry whose result arrived: the report is judged
-			// by what the tool could know of the retry, not of the cut.
-			knowledge, delivered = fault.ResultReceived, in.RetryDelivered
-		}
+		knowledge, delivered := knowledgeOf(in)
 		grade, why := GradeReport(knowledge, delivered, in.Expect, r.Category, r.Retry)
 		if grade == Unsafe && relayed(in) {
 			// The killed helper may have passed the status on before it
@@ -368,12 +370,28 @@ func Expected(in Input) Expectation {
 	if in.Expect != nil {
 		return *in.Expect
 	}
-	d := in.Delivered
+	k, d := knowledgeOf(in)
 	if d == nil {
 		d = &Delivered{ExitCode: in.ExitCode}
 	}
-	cat, retry := Honest(fault.KnowledgeAt(in.Moment, in.Cut), d)
+	cat, retry := Honest(k, d)
 	return Expectation{Category: cat, Retry: retry}
+}
+
+// knowledgeOf is what the tool could know, and the result it could hold:
+// at the cut's moment, or, where the tool went on after the cut and a
+// result arrived, of that result: a reconciled retry's, or that of an
+// attempt made after a cut where nothing had been sent.
+func knowledgeOf(in Input) (fault.Knowledge, *Delivered) {
+	k := fault.KnowledgeAt(in.Moment, in.Cut)
+	switch {
+	case in.Expect != nil:
+	case in.ProbedBetween && in.Attempts > 1 && in.RetryDelivered != nil:
+		return fault.ResultReceived, in.RetryDelivered
+	case k == fault.NothingSent && in.FreshDelivered != nil:
+		return fault.ResultReceived, in.FreshDelivered
+	}
+	return k, in.Delivered
 }
 
 // Honest returns the category and retry an honest tool reports at a moment
