@@ -161,8 +161,8 @@ type CaseReport struct {
 	// on the target.
 	PartialUploads []string `json:"partial_uploads,omitempty"`
 
-	diag            *diagnosis  // both sides' account, for the preflight's message
-	answered        []Violation // the tool's own findings (tool.Answer), redacted, for the same
+	diag            *diagnosis            // both sides' account, for the preflight's message
+	answered        []Violation           // the tool's own findings (tool.Answer), redacted, for the same
 	workloadRequest int                   // evidence.Case.WorkloadRequest, for the preflight
 	conversation    []ConversationRequest // evidence.Case.Conversation, for the preflight
 }
