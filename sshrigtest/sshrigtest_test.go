@@ -3,6 +3,7 @@ package sshrigtest_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -113,4 +114,80 @@ func TestWorkloadExitStatusAmongOtherCommands(t *testing.T) {
 			t.Errorf("none.exit3: reported %v, want confirmed_failure", cr.Reported)
 		}
 	}
+}
+
+// A tool that probes before its workload and cleans up after gets step
+// cases on both sides of the workload, and the honest one passes them all:
+// before the workload's request it reports local_failure with nothing
+// started, after its exit status the workload's own result.
+func TestStepCasesAroundTheWorkload(t *testing.T) {
+	probing := sshrigtest.Func("uname-then-cleanup", func(ctx context.Context, t tool.Target) result.Result {
+		pre, post := t, t
+		pre.Command, post.Command = "uname -s", "true"
+		if r := runReference(ctx, pre); !r.OK {
+			r.Category, r.Retry = result.LocalFailure, result.Bounded
+			return r
+		}
+		r := runReference(ctx, t)
+		runReference(ctx, post)
+		return r
+	})
+	rep, err := rig.Run(context.Background(), rig.Options{Tool: probing, Parallel: 4,
+		StepCases: rig.StepSelection{Globs: []string{"step.*"}, Required: []string{"step.*"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moments := map[fault.Moment]int{}
+	for _, cr := range rep.Cases {
+		moments[cr.Moment]++
+		if cr.Verdict != rig.Pass {
+			t.Errorf("%s: %s %s %v", cr.ID, cr.Verdict, cr.Reason, cr.Violations)
+		}
+		if cr.Step == nil || !strings.HasPrefix(cr.ID, rig.StepCasePrefix) {
+			t.Errorf("%s: not a step case (step %v)", cr.ID, cr.Step)
+		}
+	}
+	if moments[fault.PrepStep] == 0 || moments[fault.CleanupStep] == 0 || rep.Preflight.StepCases != len(rep.Cases) {
+		t.Errorf("step cases by moment %v, %d of the preflight's %d run", moments, len(rep.Cases), rep.Preflight.StepCases)
+	}
+}
+
+// A tool that does something else in a case than in its preflight (here an
+// extra probe it skipped the first time) makes that case inconclusive, and
+// the reason names the first difference.
+func TestConversationDiffersInconclusive(t *testing.T) {
+	var calls atomic.Int32
+	changing := sshrigtest.Func("changes-course", func(ctx context.Context, t tool.Target) result.Result {
+		if calls.Add(1) > 1 {
+			probe := t
+			probe.Command = "uname -s"
+			runReference(ctx, probe)
+		}
+		return runReference(ctx, t)
+	})
+	cases, err := rig.Select(rig.DefaultMatrix(), []string{"none.exit0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := rig.Run(context.Background(), rig.Options{Tool: changing, Cases: cases})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := rep.Cases[0]
+	if cr.Verdict != rig.Inconclusive || !strings.Contains(cr.Reason, "conversation differs") || !strings.Contains(cr.Reason, "after the preflight's last request (exec), this case sent connection") {
+		t.Errorf("none.exit0: %s %q, want inconclusive naming the first difference (its second connection)", cr.Verdict, cr.Reason)
+	}
+	if len(rep.Preflight.Conversation) == 0 {
+		t.Error("the preflight records no conversation")
+	}
+}
+
+func runReference(ctx context.Context, t tool.Target) result.Result {
+	var out strings.Builder
+	tools.Reference{}.Run(ctx, t, &out, &strings.Builder{})
+	r, err := result.Parse([]byte(out.String()))
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

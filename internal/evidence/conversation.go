@@ -108,9 +108,10 @@ func shape(rs []Request) []Request {
 }
 
 // Departure is where the case's exchange stopped following the tool's own
-// course because of the rig: the first hold at the armed moment, the first
-// transport loss, or the first refusal the case arranged (a denied exec, a
-// rejected session or key). Requests from then on are not compared with the
+// course because of the rig: the first hold at the armed moment (every cut
+// follows one), or the first refusal the case arranged (a denied exec, a
+// rejected session or key). A connection's end is no departure: tools end
+// connections of their own. Requests from then on are not compared with the
 // preflight's: the tool answers a fault there. It is 0 when nothing
 // departed.
 func (c Case) Departure() uint64 {
@@ -122,8 +123,7 @@ func (c Case) Departure() uint64 {
 		case e.Kind == control.ExecRefused, e.Kind == control.SessionRefused:
 			// The refusal follows the refused request's own record.
 			return request
-		case e.Kind == control.MomentReached && e.Hold,
-			e.Kind == control.TransportLost, e.Kind == control.AuthRejected:
+		case e.Kind == control.MomentReached && e.Hold, e.Kind == control.AuthRejected:
 			return e.Seq
 		}
 	}
