@@ -11,7 +11,7 @@ import (
 )
 
 // TestRealClients: each honest wrapper of a real client in docs/examples
-// passes the whole default matrix on the embedded target; each naive one
+// passes the whole default matrix and its step cases on the embedded target; each naive one
 // fails exactly where its defect lies, with the rule that names it, and
 // passes where it does not. (containers.TestRealClients: the same on the
 // container target.)
@@ -26,13 +26,13 @@ func TestRealClients(t *testing.T) {
 					t.Skipf("%s is not installed (.ci/run installs the real clients)", p)
 				}
 			}
-			cases := DefaultMatrix()
+			cases, steps := DefaultMatrix(), StepSelection{Globs: []string{"step.*"}}
 			if !w.Honest() {
-				cases = selectWrapperCases(t, w)
+				cases, steps = selectWrapperCases(t, w), StepSelection{}
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, Parallel: 4})
+			rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, Parallel: 4, StepCases: steps})
 			if err != nil {
 				t.Fatal(err)
 			}
