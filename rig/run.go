@@ -525,12 +525,13 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 }
 
 // conversationDiffers compares the case's conversation with the
-// preflight's, for the cases whose exchange the tool runs as in the
+// preflight's, for a tool with more to its conversation than one exec
+// (evidence.MultiStep) and the cases whose exchange it runs as in the
 // preflight (up to their cut): not a step sequence (its own commands), not
 // a credential case (the rig's own set-up connection comes first), and not
 // refuse (nothing is accepted).
 func (r *runner) conversationDiffers(c Case, evs evidence.Case) string {
-	if r.conversation == nil || c.Scenario != "" || c.Credential != 0 || c.Moment == fault.Refuse {
+	if !evidence.MultiStep(r.conversation) || c.Scenario != "" || c.Credential != 0 || c.Moment == fault.Refuse {
 		return ""
 	}
 	return evidence.ConversationDiffers(r.conversation, evs)

@@ -152,15 +152,16 @@ func TestStepCasesAroundTheWorkload(t *testing.T) {
 	}
 }
 
-// A tool that does something else in a case than in its preflight (here an
-// extra probe it skipped the first time) makes that case inconclusive, and
+// A tool that does something else in a case than in its preflight (here a
+// second probe it skipped the first time) makes that case inconclusive, and
 // the reason names the first difference.
 func TestConversationDiffersInconclusive(t *testing.T) {
 	var calls atomic.Int32
 	changing := sshrigtest.Func("changes-course", func(ctx context.Context, t tool.Target) result.Result {
+		probe := t
+		probe.Command = "uname -s"
+		runReference(ctx, probe)
 		if calls.Add(1) > 1 {
-			probe := t
-			probe.Command = "uname -s"
 			runReference(ctx, probe)
 		}
 		return runReference(ctx, t)
@@ -174,7 +175,7 @@ func TestConversationDiffersInconclusive(t *testing.T) {
 		t.Fatal(err)
 	}
 	cr := rep.Cases[0]
-	if cr.Verdict != rig.Inconclusive || !strings.Contains(cr.Reason, "conversation differs") || !strings.Contains(cr.Reason, "after the preflight's last request (exec), this case sent connection") {
+	if cr.Verdict != rig.Inconclusive || !strings.Contains(cr.Reason, "conversation differs") || !strings.Contains(cr.Reason, "after the preflight's last request (exec), this case sent connection (step 7)") {
 		t.Errorf("none.exit0: %s %q, want inconclusive naming the first difference (its second connection)", cr.Verdict, cr.Reason)
 	}
 	if len(rep.Preflight.Conversation) == 0 {

@@ -36,6 +36,9 @@ func TestLandsEveryTime(t *testing.T) {
 	}
 	var pairs []pair
 	for _, m := range fault.Moments() {
+		if m.IsStep() {
+			continue // step moments need a conversation: sshrigtest and rig test them
+		}
 		switch m {
 		case fault.None:
 			continue

@@ -84,6 +84,9 @@ func (c matrixCase) String() string {
 func engineMatrix() []matrixCase {
 	var out []matrixCase
 	for _, m := range fault.Moments() {
+		if m.IsStep() {
+			continue // step moments need a conversation: sshrigtest and rig test them
+		}
 		cuts := fault.TransportCuts()
 		if m == fault.None || m == fault.Refuse {
 			cuts = []fault.Cut{fault.Reset} // no cut happens; the kind is moot

@@ -151,10 +151,25 @@ func ConversationDiffers(preflight []Request, c Case) string {
 			return fmt.Sprintf("request %d: the preflight's was %s, this case's %s (step %d)", i+1, want[i], have[i], have[i].Step)
 		}
 	}
-	if departed == 0 && len(have) < len(want) {
-		return fmt.Sprintf("request %d: the preflight's was %s, this case sent nothing more", len(have)+1, want[len(have)])
-	}
+	// A case that sent less than the preflight did stopped early (the tool
+	// gave up, or died): the verdict judges that; nothing it sent was
+	// elsewhere than the moment expects.
 	return ""
+}
+
+// MultiStep reports whether a conversation has more than one connection,
+// one session and the workload's request: a tool whose cases rely on it
+// (step cases, an uploaded workload) and must hold it in every case.
+// Tools that send one exec are not compared: one that pools connections
+// across cases sends a different opening in each, harmlessly.
+func MultiStep(conv []Request) bool {
+	n := 0
+	for _, r := range shape(conv) {
+		if r.Name != "connection" && r.Name != "session" && r.Place != WorkloadPlace {
+			n++
+		}
+	}
+	return n > 0
 }
 
 // PartialUploads names the uploads a step case cut, which leave a partial
