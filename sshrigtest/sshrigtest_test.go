@@ -19,15 +19,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // reference is the rig's honest client as a Go function tool.
-var reference = sshrigtest.Func("reference-func", func(ctx context.Context, t tool.Target) result.Result {
-	var out strings.Builder
-	tools.Reference{}.Run(ctx, t, &out, &strings.Builder{})
-	r, err := result.Parse([]byte(out.String()))
-	if err != nil {
-		panic(err)
-	}
-	return r
-})
+var reference = sshrigtest.Func("reference-func", runReference)
 
 func TestRunPassesAnHonestFuncTool(t *testing.T) {
 	h := sshrigtest.New(t)
@@ -90,15 +82,7 @@ func TestExec(t *testing.T) {
 // judged by the workload's own exit status (issue 13): an honest one passes
 // wherever the caller receives a result.
 func TestWorkloadExitStatusAmongOtherCommands(t *testing.T) {
-	run := func(ctx context.Context, t tool.Target) result.Result {
-		var out strings.Builder
-		tools.Reference{}.Run(ctx, t, &out, &strings.Builder{})
-		r, err := result.Parse([]byte(out.String()))
-		if err != nil {
-			panic(err)
-		}
-		return r
-	}
+	run := runReference
 	probing := sshrigtest.Func("uname-then-cleanup", func(ctx context.Context, t tool.Target) result.Result {
 		pre, post := t, t
 		pre.Command, post.Command = "uname -s", "true"
@@ -183,6 +167,7 @@ func TestConversationDiffersInconclusive(t *testing.T) {
 	}
 }
 
+// runReference runs the rig's honest client once and returns its result.
 func runReference(ctx context.Context, t tool.Target) result.Result {
 	var out strings.Builder
 	tools.Reference{}.Run(ctx, t, &out, &strings.Builder{})
