@@ -3,6 +3,7 @@ package rig
 import (
 	"fmt"
 	"io"
+	"path"
 	"strings"
 
 	"github.com/sshrig/sshrig/fault"
@@ -169,10 +170,11 @@ func SplitSelection(matrix []Case, globs []string) (cases []Case, steps StepSele
 	}
 	var forMatrix []string
 	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, StepSelection{}, fmt.Errorf("bad --cases pattern %q: %v", g, err)
+		}
 		if _, err := Select(matrix, []string{g}); err == nil {
 			forMatrix = append(forMatrix, g)
-		} else if strings.HasPrefix(err.Error(), "bad --cases pattern") {
-			return nil, StepSelection{}, err
 		} else {
 			steps.Required = append(steps.Required, g)
 		}
