@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,7 +108,12 @@ type tcase struct {
 
 	mu     sync.Mutex
 	events []control.Event
-	ended  chan struct{}
+	// arrived is closed (and replaced) whenever an event is appended, so
+	// waiters watch the one list the reader fills instead of subscribing
+	// themselves: a second subscription made after the reader took an event
+	// from its own, but before it appended it, would miss that event.
+	arrived chan struct{}
+	ended   chan struct{}
 	// onHold, when set, is called (on the event reader) for a holding moment.
 	onHold func(control.Event)
 }
@@ -116,7 +122,7 @@ type tcase struct {
 func (r *rig) newCase(arm control.Arm, edit func(*control.Request)) *tcase {
 	t := r.t
 	t.Helper()
-	c := &tcase{r: r, id: fmt.Sprintf("case-%d-%d", os.Getpid(), r.ids.Add(1)), ended: make(chan struct{})}
+	c := &tcase{r: r, id: fmt.Sprintf("case-%d-%d", os.Getpid(), r.ids.Add(1)), arrived: make(chan struct{}), ended: make(chan struct{})}
 	sub := r.ctl.Subscribe(c.id)
 	req := control.Request{Op: control.OpSetupCase, Case: c.id, Arm: &arm}
 	if edit != nil {
@@ -144,6 +150,8 @@ func (r *rig) newCase(arm control.Arm, edit func(*control.Request)) *tcase {
 			}
 			c.mu.Lock()
 			c.events = append(c.events, e)
+			close(c.arrived)
+			c.arrived = make(chan struct{})
 			hook := c.onHold
 			c.mu.Unlock()
 			if e.Kind == control.MomentReached && e.Hold && hook != nil {
@@ -328,25 +336,31 @@ func (c *tcase) cutAndRelease(kind fault.Cut) {
 	}
 }
 
-// waitFor waits until an event matching ok has arrived.
+// waitFor waits until an event matching ok has arrived; false when ctx
+// ended first or the case ended without one.
 func (c *tcase) waitFor(ctx context.Context, ok func(control.Event) bool) bool {
-	sub := c.r.ctl.Subscribe(c.id)
-	defer sub.Close()
-	c.mu.Lock()
-	for _, e := range c.events {
-		if ok(e) {
+	for seen := 0; ; {
+		c.mu.Lock()
+		for _, e := range c.events[seen:] {
+			if ok(e) {
+				c.mu.Unlock()
+				return true
+			}
+		}
+		seen = len(c.events)
+		arrived := c.arrived
+		c.mu.Unlock()
+		select {
+		case <-arrived:
+		case <-c.ended:
+			// The reader appends CaseEnded before closing ended: one last
+			// look covers it and anything before it.
+			c.mu.Lock()
+			found := slices.ContainsFunc(c.events[seen:], ok)
 			c.mu.Unlock()
-			return true
-		}
-	}
-	c.mu.Unlock()
-	for {
-		e, err := sub.Next(ctx)
-		if err != nil {
+			return found
+		case <-ctx.Done():
 			return false
-		}
-		if ok(e) {
-			return true
 		}
 	}
 }
