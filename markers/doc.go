@@ -33,13 +33,17 @@
 //	start    = id SP "start" SP seconds SP pid
 //	complete = id SP "complete" SP exitcode SP seconds SP pid
 //	id       = 1 to 128 of [A-Za-z0-9._:-], the first a letter or digit
-//	seconds  = decimal Unix time in seconds, 0 to 253402300799 (year 9999)
+//	seconds  = decimal Unix time in seconds, 0 to 253402300799 (year 9999),
+//	           or "-" (NoClock) where the writing shell has no clock
 //	pid      = decimal process id, 1 to 2147483647
 //	exitcode = decimal 0 to 255
 //	SP       = exactly one space
 //
 // Numbers are plain decimal digits without sign or leading zeros, which is
-// what the wrapper writes; anything else is a sign of corruption. The pid is
+// what the wrapper writes; anything else is a sign of corruption. The
+// wrapper takes the seconds from the shell's EPOCHSECONDS (bash 5 and later,
+// busybox ash) and writes "-" where the shell has none (dash): asking date
+// would cost two processes per command. The pid is
 // that of the shell running the wrapper script, so a start and a complete
 // marker from the same run carry the same pid.
 //

@@ -58,14 +58,14 @@ func ExampleWrap() {
 	fmt.Print(script)
 	// Output:
 	// sshrig_id=case-7 sshrig_ledger='/var/tmp/rig'\''s ledger'
-	// printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
+	// printf '%s start %s %s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
 	// [ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 	// (
 	// echo hello
 	// )
 	// sshrig_rc=$?
 	// [ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
-	// printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"
+	// printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger"
 	// exit "$sshrig_rc"
 }
 

@@ -46,23 +46,37 @@ const (
 	maxExitCode   = 255
 )
 
+// NoClock is what a marker has in place of its seconds when the shell that
+// wrote it has no clock of its own (no EPOCHSECONDS, as in dash): the
+// wrapper does not start a process to learn the time.
+const NoClock = "-"
+
 // Entry is one well-formed ledger line.
 type Entry struct {
 	Line     int // 1-based line number in the ledger
 	ID       string
 	Kind     Kind
-	ExitCode int       // of the work; only for Complete, 0 for Start
-	Time     time.Time // when the marker was written, in UTC, to the second
-	PID      int       // of the shell that ran the wrapper script
+	ExitCode int // of the work; only for Complete, 0 for Start
+	// Time is when the marker was written, in UTC, to the second; the zero
+	// Time when the marker has NoClock in its place.
+	Time time.Time
+	PID  int // of the shell that ran the wrapper script
 }
 
 // String returns the entry as the ledger line the wrapper writes, without
 // the newline. For an entry produced by Parse it is exactly the line read.
 func (e Entry) String() string {
 	if e.Kind == Complete {
-		return fmt.Sprintf("%s complete %d %d %d", e.ID, e.ExitCode, e.Time.Unix(), e.PID)
+		return fmt.Sprintf("%s complete %d %s %d", e.ID, e.ExitCode, e.seconds(), e.PID)
 	}
-	return fmt.Sprintf("%s %s %d %d", e.ID, e.Kind, e.Time.Unix(), e.PID)
+	return fmt.Sprintf("%s %s %s %d", e.ID, e.Kind, e.seconds(), e.PID)
+}
+
+func (e Entry) seconds() string {
+	if e.Time.IsZero() {
+		return NoClock
+	}
+	return strconv.FormatInt(e.Time.Unix(), 10)
 }
 
 // LineError describes a ledger line that is not a well-formed marker.
@@ -204,15 +218,17 @@ func parseLine(line string) (Entry, string) {
 		entry.ExitCode = int(code)
 		numbers = numbers[1:]
 	}
-	seconds, problem := parseDecimal("unix seconds", numbers[0], 0, maxSeconds)
-	if problem != "" {
-		return Entry{}, problem
+	if numbers[0] != NoClock {
+		seconds, problem := parseDecimal("unix seconds", numbers[0], 0, maxSeconds)
+		if problem != "" {
+			return Entry{}, problem
+		}
+		entry.Time = time.Unix(seconds, 0).UTC()
 	}
 	pid, problem := parseDecimal("pid", numbers[1], 1, maxPID)
 	if problem != "" {
 		return Entry{}, problem
 	}
-	entry.Time = time.Unix(seconds, 0).UTC()
 	entry.PID = int(pid)
 	return entry, ""
 }
@@ -252,7 +268,8 @@ type Summary struct {
 	Completes int
 	// ExitCode is the exit code of the last complete marker, nil if there
 	// is none.
-	ExitCode     *int
+	ExitCode *int
+	// The markers' times; zero where a marker has NoClock.
 	FirstStart   time.Time
 	LastStart    time.Time
 	LastComplete time.Time

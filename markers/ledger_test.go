@@ -45,6 +45,14 @@ func TestParseGood(t *testing.T) {
 			},
 		},
 		{
+			name:  "no clock (a shell without EPOCHSECONDS)",
+			input: "case-2 start - 4242\ncase-2 complete 3 - 4242\n",
+			want: []Entry{
+				{Line: 1, ID: "case-2", Kind: Start, PID: 4242},
+				{Line: 2, ID: "case-2", Kind: Complete, ExitCode: 3, PID: 4242},
+			},
+		},
+		{
 			name:  "longest id",
 			input: strings.Repeat("i", 128) + " start 5 6\n",
 			want:  []Entry{{Line: 1, ID: strings.Repeat("i", 128), Kind: Start, Time: unix(5), PID: 6}},
@@ -102,6 +110,8 @@ func TestParseMalformed(t *testing.T) {
 		{name: "seconds empty from failed date", bad: "a start  2", wantReason: "two spaces at byte 7 (fields are separated by single spaces)"},
 		{name: "seconds beyond year 9999", bad: "a start 253402300800 2", wantReason: "unix seconds 253402300800 out of range 0..253402300799"},
 		{name: "seconds negative", bad: "a start -5 2", wantReason: `unix seconds "-5" is not a decimal number`},
+		{name: "two dashes for seconds", bad: "a start -- 2", wantReason: `unix seconds "--" is not a decimal number`},
+		{name: "no clock in place of the exit code", bad: "a complete - 5 2", wantReason: `exit code "-" is not a decimal number`},
 		{name: "pid zero", bad: "a start 1 0", wantReason: "pid 0 out of range 1..2147483647"},
 		{name: "pid too big", bad: "a start 1 2147483648", wantReason: "pid 2147483648 out of range 1..2147483647"},
 		{name: "pid not a number", bad: "a start 1 $$", wantReason: `pid "$$" is not a decimal number`},

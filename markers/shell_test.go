@@ -71,6 +71,7 @@ type scriptRun struct {
 	exitCode       int
 	pid            int
 	before, after  int64 // unix seconds around the run
+	clock          bool  // the shell has EPOCHSECONDS: its markers carry the time
 }
 
 func runScript(t *testing.T, argv []string, env []string) scriptRun {
@@ -139,6 +140,7 @@ func TestWrappedScriptInRealShells(t *testing.T) {
 					t.Fatal(err)
 				}
 				run := runScript(t, argvFor(script), environWithoutGate())
+				run.clock = hasClock(t, argvFor)
 				if run.exitCode != tt.wantCode {
 					t.Errorf("exit code %d, want %d (stderr: %q)", run.exitCode, tt.wantCode, run.stderr)
 				}
@@ -180,10 +182,29 @@ func checkOneRun(t *testing.T, ledgerPath, id string, run scriptRun, wantCode in
 		if e.PID != run.pid {
 			t.Errorf("%s marker has pid %d, want the shell's pid %d", e.Kind, e.PID, run.pid)
 		}
-		if sec := e.Time.Unix(); sec < run.before || sec > run.after {
-			t.Errorf("%s marker time %d is outside the run %d..%d", e.Kind, sec, run.before, run.after)
+		switch {
+		case !run.clock && !e.Time.IsZero():
+			t.Errorf("%s marker has time %s from a shell without EPOCHSECONDS, want %s", e.Kind, e.Time, NoClock)
+		case run.clock && e.Time.IsZero():
+			t.Errorf("%s marker has no time (%s) from a shell with EPOCHSECONDS", e.Kind, NoClock)
+		case run.clock:
+			if sec := e.Time.Unix(); sec < run.before || sec > run.after {
+				t.Errorf("%s marker time %d is outside the run %d..%d", e.Kind, sec, run.before, run.after)
+			}
 		}
 	}
+}
+
+// hasClock reports whether the shell run by argvFor has EPOCHSECONDS, asked
+// of the shell itself, independently of the wrapper.
+func hasClock(t *testing.T, argvFor func(string) []string) bool {
+	t.Helper()
+	argv := argvFor(`printf %s "${EPOCHSECONDS:-}"`)
+	out, err := exec.Command(argv[0], argv[1:]...).Output()
+	if err != nil {
+		t.Fatalf("%q: %v", argv, err)
+	}
+	return len(out) > 0
 }
 
 func TestWrappedScriptWithoutLedgerDoesNoWork(t *testing.T) {

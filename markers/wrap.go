@@ -47,14 +47,19 @@ const (
 //
 // $$ is the pid of the shell running the script (in the subshell too), so
 // both markers and both gate lines carry the same pid.
+//
+// The time comes from the shell's own clock, EPOCHSECONDS (bash 5 and
+// later, busybox ash), or is [NoClock] where the shell has none (dash,
+// Debian's /bin/sh): asking date would cost two processes per command, more
+// than the rest of the wrapper and of the rig's own work on a case together.
 const (
-	scriptMiddle = `printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }` + "\n" +
+	scriptMiddle = `printf '%s start %s %s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }` + "\n" +
 		`[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }` + "\n" +
 		"(\n"
 	scriptEnd = "\n)\n" +
 		"sshrig_rc=$?\n" +
 		`[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }` + "\n" +
-		`printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"` + "\n" +
+		`printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger"` + "\n" +
 		`exit "$sshrig_rc"` + "\n"
 	firstLinePrefix = "sshrig_id="
 	ledgerAssign    = " sshrig_ledger="
@@ -70,21 +75,23 @@ type Spec struct {
 
 // Wrap returns a script for /bin/sh -c that appends "ID start SECONDS PID"
 // to ledger, runs command, appends "ID complete EXITCODE SECONDS PID" and
-// exits with command's exit code. If the start marker cannot be written, the
+// exits with command's exit code. SECONDS is the shell's EPOCHSECONDS, or
+// [NoClock] in a shell without it; the script starts no process of its own
+// besides the subshell the command runs in. If the start marker cannot be written, the
 // script prints a message on stderr and exits with [ExitNoLedger] without
 // running command. See the package documentation for the gates.
 //
 // The script has exactly this shape, every line ending in a newline:
 //
 //	sshrig_id=ID sshrig_ledger='LEDGER'
-//	printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
+//	printf '%s start %s %s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
 //	[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 //	(
 //	COMMAND
 //	)
 //	sshrig_rc=$?
 //	[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
-//	printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"
+//	printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger"
 //	exit "$sshrig_rc"
 //
 // ID needs no quoting (see [ValidID]); LEDGER is single-quoted, so any path

@@ -9,14 +9,14 @@ import (
 // briefShape is the script shape the rig relies on, copied from the design,
 // with ID, LEDGER and COMMAND as placeholders.
 const briefShape = `sshrig_id=ID sshrig_ledger='LEDGER'
-printf '%s start %s %s\n' "$sshrig_id" "$(date +%s)" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
+printf '%s start %s %s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
 [ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 (
 COMMAND
 )
 sshrig_rc=$?
 [ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
-printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "$(date +%s)" "$$" >>"$sshrig_ledger"
+printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger"
 exit "$sshrig_rc"
 `
 

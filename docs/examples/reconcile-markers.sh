@@ -19,7 +19,8 @@
 #   a start marker, its pid gone          failed (killed, or the host went down)
 #
 # The ledger's lines are "ID start SECONDS PID" and "ID complete EXIT SECONDS
-# PID"; PID is the shell that ran the wrapped command. `kill -0 PID` asks
+# PID" (SECONDS is "-" where the target's shell has no clock); PID is the
+# shell that ran the wrapped command. `kill -0 PID` asks
 # whether it still runs (POSIX; busybox sh has it too). Only this id's lines
 # count: other attempts share the ledger.
 

@@ -15,7 +15,10 @@
 # Whole seconds: an instance started in the same second as the restart counts
 # as started by it. That cannot turn a real "not started" into "completed"
 # (no start marker decides first); it only weakens the check against a
-# restart that claims success without having restarted anything.
+# restart that claims success without having restarted anything. A marker
+# written by a shell without a clock of its own (dash: no EPOCHSECONDS) has
+# "-" for its seconds; then only the running service is checked, and the
+# evidence says the times could not be compared.
 
 set -u
 
@@ -75,6 +78,8 @@ if ! read -r svc_pid svc_start 2>/dev/null <reconcile-demo/service.pid; then
 	answer failed "the restart exited 0 but there is no service.pid"
 elif ! kill -0 "$svc_pid" 2>/dev/null; then
 	answer failed "the restart exited 0 but the service (pid $svc_pid) is not running"
+elif [ "$began" = - ]; then
+	answer completed "the service (pid $svc_pid) is running; its start (at $svc_start) cannot be compared with the restart's, whose marker has no time (the target's shell has no clock)"
 elif [ "$svc_start" -lt "$began" ]; then
 	answer failed "the restart exited 0 but the service (pid $svc_pid) started at $svc_start, before the restart began at $began"
 else
