@@ -1,0 +1,174 @@
+package rig
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/gliderlabs/ssh"
+	gossh "golang.org/x/crypto/ssh"
+
+	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/markers"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// BenchmarkCaseOverhead compares, in one run, a whole case of the default
+// workload through the rig (set-up, the tool's exec of the wrapped command,
+// completion, the truth probe, the verdict, teardown) with a bare SSH exec
+// of the same unwrapped command by the same client (the reference tool) to a
+// plain SSH server on loopback that runs commands with /bin/sh -c and knows
+// nothing of cases, cuts or markers. It also runs the wrapped command bare,
+// so the marker wrapper's own cost is measured beside the rig's.
+//
+// A rig case's cost is the difference between a run of caseRuns+1 case runs
+// of none.exit0 and a run of one (server start, preflight and report are in
+// both), divided by caseRuns, one case at a time. Each iteration measures
+// the three in turn, so the machine's load falls on all of them alike.
+//
+//	go test -run '^$' -bench BenchmarkCaseOverhead -benchtime 5x ./rig
+func BenchmarkCaseOverhead(b *testing.B) {
+	const caseRuns = 100
+	bare := startBareServer(b)
+	none, err := Select(DefaultMatrix(), []string{"none.exit0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	workload := none[0].Workload("")
+	wrapped, err := markers.Wrap("bench-wrapper", filepath.Join(b.TempDir(), "ledger"), workload)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runRig := func(times int) time.Duration {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		start := time.Now()
+		rep, err := Run(ctx, Options{Tool: tools.Reference{}, Cases: none, Parallel: 1, Repeat: Repeat{Times: times, Seed: 1}})
+		d := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Summary.Pass != times {
+			b.Fatalf("%d case runs: %s", times, rep.SummaryLine())
+		}
+		return d
+	}
+	var rigCase, bareExec, bareWrapped []time.Duration
+	for b.Loop() {
+		one := runRig(1)
+		many := runRig(caseRuns + 1)
+		rigCase = append(rigCase, (many-one)/caseRuns)
+		bareExec = append(bareExec, bare.mean(b, workload, caseRuns))
+		bareWrapped = append(bareWrapped, bare.mean(b, wrapped, caseRuns))
+	}
+	rc, be, bw := median(rigCase), median(bareExec), median(bareWrapped)
+	b.ReportMetric(ms(rc), "ms/rig-case")
+	b.ReportMetric(ms(be), "ms/bare-exec")
+	b.ReportMetric(ms(bw), "ms/bare-wrapped-exec")
+	b.ReportMetric(ms(bw-be), "ms/wrapper")
+	b.ReportMetric(float64(rc)/float64(be), "rig/bare")
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// bareServer is an SSH server with no rig in it: it runs each exec request's
+// command with /bin/sh -c and returns its exit status, as sshd does.
+type bareServer struct {
+	addr   string
+	target tool.Target
+}
+
+func startBareServer(b *testing.B) *bareServer {
+	b.Helper()
+	dir := b.TempDir()
+	_, hostPriv, _ := ed25519.GenerateKey(rand.Reader)
+	hostSigner, err := gossh.NewSignerFromKey(hostPriv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, userPriv, _ := ed25519.GenerateKey(rand.Reader)
+	userSigner, err := gossh.NewSignerFromKey(userPriv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	block, err := gossh.MarshalPrivateKey(userPriv, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	identity := filepath.Join(dir, "id_ed25519")
+	if err := os.WriteFile(identity, pem.EncodeToMemory(block), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	knownHosts := filepath.Join(dir, "known_hosts")
+	line := fmt.Sprintf("[127.0.0.1]:%d %s", ln.Addr().(*net.TCPAddr).Port, gossh.MarshalAuthorizedKey(hostSigner.PublicKey()))
+	if err := os.WriteFile(knownHosts, []byte(line), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	srv := &ssh.Server{
+		Handler: func(s ssh.Session) {
+			cmd := exec.Command("/bin/sh", "-c", s.RawCommand())
+			cmd.Dir = dir
+			cmd.Stdout, cmd.Stderr = s, s.Stderr()
+			err := cmd.Run()
+			var exit *exec.ExitError
+			switch {
+			case err == nil:
+				s.Exit(0)
+			case errors.As(err, &exit):
+				s.Exit(exit.ExitCode())
+			default:
+				s.Exit(255)
+			}
+		},
+		PublicKeyHandler: func(_ ssh.Context, key ssh.PublicKey) bool {
+			return bytes.Equal(key.Marshal(), userSigner.PublicKey().Marshal())
+		},
+	}
+	srv.AddHostKey(hostSigner)
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return &bareServer{addr: ln.Addr().String(), target: tool.Target{
+		Addr: ln.Addr().String(), User: "bench", Identity: identity, KnownHosts: knownHosts,
+		CorrelationID: "bench", Operation: DefaultOperation, Deadline: DefaultBudget,
+	}}
+}
+
+// mean runs command n times with the reference tool and returns the mean
+// time of one run; every run must succeed.
+func (s *bareServer) mean(b *testing.B, command string, n int) time.Duration {
+	b.Helper()
+	t := s.target
+	t.Command = command
+	var out bytes.Buffer
+	start := time.Now()
+	for range n {
+		out.Reset()
+		tools.Reference{}.Run(context.Background(), t, &out, io.Discard)
+		if !bytes.Contains(out.Bytes(), []byte(`"ok":true`)) {
+			b.Fatalf("bare exec of %q: %s", command, out.Bytes())
+		}
+	}
+	return time.Since(start) / time.Duration(n)
+}
