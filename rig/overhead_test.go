@@ -3,23 +3,13 @@ package rig
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/pem"
-	"errors"
-	"fmt"
 	"io"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/gliderlabs/ssh"
-	gossh "golang.org/x/crypto/ssh"
-
+	"github.com/sshrig/sshrig/internal/plainssh"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/tool"
@@ -29,8 +19,8 @@ import (
 // workload through the rig (set-up, the tool's exec of the wrapped command,
 // completion, the truth probe, the verdict, teardown) with a bare SSH exec
 // of the same unwrapped command by the same client (the reference tool) to a
-// plain SSH server on loopback that runs commands with /bin/sh -c and knows
-// nothing of cases, cuts or markers. It also runs the wrapped command bare,
+// plain SSH server on loopback (package plainssh) that runs commands with
+// /bin/sh -c and knows nothing of cases, cuts or markers. It also runs the wrapped command bare,
 // so the marker wrapper's own cost is measured beside the rig's.
 //
 // A rig case's cost is the difference between a run of caseRuns+1 case runs
@@ -89,68 +79,21 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// bareServer is an SSH server with no rig in it: it runs each exec request's
-// command with /bin/sh -c and returns its exit status, as sshd does.
+// bareServer is an SSH server with no rig in it (package plainssh) and the
+// reference tool's target for it.
 type bareServer struct {
-	addr   string
 	target tool.Target
 }
 
 func startBareServer(b *testing.B) *bareServer {
 	b.Helper()
-	dir := b.TempDir()
-	_, hostPriv, _ := ed25519.GenerateKey(rand.Reader)
-	hostSigner, err := gossh.NewSignerFromKey(hostPriv)
+	srv, err := plainssh.Start(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
-	_, userPriv, _ := ed25519.GenerateKey(rand.Reader)
-	userSigner, err := gossh.NewSignerFromKey(userPriv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	block, err := gossh.MarshalPrivateKey(userPriv, "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	identity := filepath.Join(dir, "id_ed25519")
-	if err := os.WriteFile(identity, pem.EncodeToMemory(block), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	knownHosts := filepath.Join(dir, "known_hosts")
-	line := fmt.Sprintf("[127.0.0.1]:%d %s", ln.Addr().(*net.TCPAddr).Port, gossh.MarshalAuthorizedKey(hostSigner.PublicKey()))
-	if err := os.WriteFile(knownHosts, []byte(line), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	srv := &ssh.Server{
-		Handler: func(s ssh.Session) {
-			cmd := exec.Command("/bin/sh", "-c", s.RawCommand())
-			cmd.Dir = dir
-			cmd.Stdout, cmd.Stderr = s, s.Stderr()
-			err := cmd.Run()
-			var exit *exec.ExitError
-			switch {
-			case err == nil:
-				s.Exit(0)
-			case errors.As(err, &exit):
-				s.Exit(exit.ExitCode())
-			default:
-				s.Exit(255)
-			}
-		},
-		PublicKeyHandler: func(_ ssh.Context, key ssh.PublicKey) bool {
-			return bytes.Equal(key.Marshal(), userSigner.PublicKey().Marshal())
-		},
-	}
-	srv.AddHostKey(hostSigner)
-	go srv.Serve(ln)
 	b.Cleanup(func() { srv.Close() })
-	return &bareServer{addr: ln.Addr().String(), target: tool.Target{
-		Addr: ln.Addr().String(), User: "bench", Identity: identity, KnownHosts: knownHosts,
+	return &bareServer{target: tool.Target{
+		Addr: srv.Addr, User: "bench", Identity: srv.Identity, KnownHosts: srv.KnownHosts,
 		CorrelationID: "bench", Operation: DefaultOperation, Deadline: DefaultBudget,
 	}}
 }

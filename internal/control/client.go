@@ -22,9 +22,12 @@ type Client struct {
 	pending map[uint64]chan Reply
 	subs    map[string][]*Subscription
 	taps    []*Subscription // receive every event
-	err     error           // why the connection ended
-	done    chan struct{}
-	readerW sync.WaitGroup
+	// received counts the events read so far; a tap has been pushed
+	// every one of them.
+	received uint64
+	err      error // why the connection ended
+	done     chan struct{}
+	readerW  sync.WaitGroup
 }
 
 // Dial connects to a control server and authenticates with token.
@@ -87,6 +90,17 @@ func (c *Client) Ready() Ready { return c.ready }
 // Done is closed when the connection ends; Err then says why.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
+// Received is how many events the client has read from the server so far,
+// each already pushed to every tap. Right after a Do returns, it counts
+// every event the server emitted before its reply (the server writes its
+// events and replies in order on one connection): a tap's reader that has
+// taken that many has seen them all.
+func (c *Client) Received() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.received
+}
+
 // Err reports why the connection ended, or nil while it is up.
 func (c *Client) Err() error {
 	c.mu.Lock()
@@ -113,6 +127,7 @@ func (c *Client) read(dec *json.Decoder) {
 			}
 		case m.Event != nil:
 			c.mu.Lock()
+			c.received++
 			for _, s := range c.subs[m.Event.Case] {
 				s.push(*m.Event)
 			}

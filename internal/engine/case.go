@@ -128,6 +128,10 @@ type Run struct {
 	settled chan struct{}
 	heldAt  sessionKey
 	cut     *CutRecord
+	// finishing: the run waits for its cuts to end (Finish, or its
+	// teardown); a hold the server announces from then on gets no cut (the
+	// case's end releases it), so no cut starts while they are waited for.
+	finishing bool
 }
 
 // CutRecord is what happened when the server held at the armed moment.
@@ -180,6 +184,9 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	}
 	e.runs[spec.ID] = r
 	e.runsMu.Unlock()
+	if e.follower != nil {
+		e.follower.Watch(spec.ID) // before anything can write its markers
+	}
 	req := control.Request{Op: control.OpSetupCase, Case: spec.ID}
 	if spec.Moment.HasCut() {
 		req.Arm = &control.Arm{Moment: spec.Moment, Disposition: spec.Disposition, OutputBytes: spec.OutputBytes}
@@ -354,13 +361,16 @@ func (r *Run) handle(evp *control.Event) {
 		close(r.settled)
 		r.settled = closedCh
 	}
+	cut := ev.Kind == control.MomentReached && ev.Hold && !r.finishing
+	if cut {
+		r.cuts.Add(1)
+	}
 	r.mu.Unlock()
 	select {
 	case r.changed <- struct{}{}:
 	default:
 	}
-	if ev.Kind == control.MomentReached && ev.Hold {
-		r.cuts.Add(1)
+	if cut {
 		if r.spec.Cut == fault.Stall {
 			go r.stallAt(ev)
 		} else {
@@ -552,6 +562,12 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 		r.abort()
 		return nil, err
 	}
+	// The events before the ping's reply may still be on their way to
+	// handle: a hold among them must get its cut.
+	if err := r.env.caughtUp(ctx); err != nil {
+		r.abort()
+		return nil, err
+	}
 	ev.Settled = r.waitSettled(ctx, settle)
 
 	// Only the case's own lines are read: the ledger grows by every case
@@ -560,7 +576,12 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	ledger := ev.Ledger
 
 	// Our own cuts must be finished before the case ends (a release of a
-	// hold that the teardown ended would be an error).
+	// hold that the teardown ended would be an error), and none may start
+	// while they are waited for: a hold announced from now on is the
+	// teardown's to end.
+	r.mu.Lock()
+	r.finishing = true
+	r.mu.Unlock()
 	r.cuts.Wait()
 	endErr := r.end(ctx)
 	r.mu.Lock()
@@ -576,10 +597,7 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 // connection and, where the target offers it, out of band; probeErr says
 // what failed.
 func (e *Env) readLedgers(ctx context.Context, id string) (overSSH, outOfBand *markers.Ledger, probeErr string) {
-	e.probeMu.Lock()
-	probe := e.probe
-	e.probeMu.Unlock()
-	overSSH, err := reconcile.ReadLedgerOf(ctx, probe, e.ready.Ledger, id)
+	overSSH, err := e.readOverSSH(ctx, id)
 	if err != nil {
 		probeErr = err.Error()
 	}
@@ -591,6 +609,20 @@ func (e *Env) readLedgers(ctx context.Context, id string) (overSSH, outOfBand *m
 		}
 	}
 	return overSSH, outOfBand, probeErr
+}
+
+// readOverSSH reads id's ledger lines on the probe connection: from the
+// follower, or, where there is none or it broke, with a session of its own.
+func (e *Env) readOverSSH(ctx context.Context, id string) (*markers.Ledger, error) {
+	if e.follower != nil {
+		if l, err := e.follower.Lines(ctx, id); err == nil {
+			return l, nil
+		}
+	}
+	e.probeMu.Lock()
+	probe := e.probe
+	e.probeMu.Unlock()
+	return reconcile.ReadLedgerOf(ctx, probe, e.ready.Ledger, id)
 }
 
 // truthOf is the truth about id from its two sources, the ledger (read over
@@ -664,12 +696,19 @@ func (r *Run) closeLocal() {
 
 func (r *Run) closeLocalOnce() {
 	r.env.runsMu.Lock()
-	if r.env.runs[r.spec.ID] == r {
+	mine := r.env.runs[r.spec.ID] == r
+	if mine {
 		delete(r.env.runs, r.spec.ID)
 	}
 	r.env.runsMu.Unlock()
+	if mine && r.env.follower != nil {
+		r.env.follower.Forget(r.spec.ID)
+	}
 	r.stopWatching()
 	r.cancel()
+	r.mu.Lock()
+	r.finishing = true // no cut starts while they are waited for
+	r.mu.Unlock()
 	r.cuts.Wait()
 	if r.cutter != nil {
 		r.cutter.Close()

@@ -18,6 +18,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/reconcile"
 )
 
 // Options configure an Env.
@@ -48,14 +49,23 @@ type Env struct {
 	probeID  string
 	probe    *gossh.Client
 	probeMu  sync.Mutex
+	// follower reads the ledger's new lines over the probe connection for
+	// each truth; nil where the target's shell could not start it, and
+	// then every reading opens a session of its own.
+	follower *reconcile.Follower
 	nextID   atomic.Uint64
 	runTag   string
 	runsMu   sync.Mutex
 	runs     map[string]*Run // begun and not yet finished, by case id
 	tap      *control.Subscription
 	tapDone  chan struct{}
-	closeErr error
-	closed   sync.Once
+	// dispatched counts the events dispatch has handed to their runs;
+	// dispatchedCh is closed (and replaced) at every one, under dispatchMu.
+	dispatchMu   sync.Mutex
+	dispatched   uint64
+	dispatchedCh chan struct{}
+	closeErr     error
+	closed       sync.Once
 }
 
 // Start launches a server and connects to it.
@@ -72,7 +82,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if opts.LossTimeout == 0 {
 		opts.LossTimeout = 5 * time.Second
 	}
-	e := &Env{opts: opts, runTag: randomHex(4), runs: map[string]*Run{}}
+	e := &Env{opts: opts, runTag: randomHex(4), runs: map[string]*Run{}, dispatchedCh: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			e.Close()
@@ -134,6 +144,9 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if e.probe, err = e.dialDirect(ctx, e.probeID, probeSigner); err != nil {
 		return nil, fmt.Errorf("engine: probe connection: %w", err)
 	}
+	if f, err := reconcile.Follow(ctx, e.probe, e.ready.Ledger); err == nil {
+		e.follower = f
+	}
 	return e, nil
 }
 
@@ -193,6 +206,33 @@ func (e *Env) dispatch() {
 			*evp = ev
 			r.handle(evp)
 		}
+		e.dispatchMu.Lock()
+		e.dispatched++
+		close(e.dispatchedCh)
+		e.dispatchedCh = make(chan struct{})
+		e.dispatchMu.Unlock()
+	}
+}
+
+// caughtUp waits until dispatch has handed on every event the control
+// client had received when it was called: after a control request's reply,
+// every event the server emitted before it has reached its run.
+func (e *Env) caughtUp(ctx context.Context) error {
+	want := e.ctl.Received()
+	for {
+		e.dispatchMu.Lock()
+		done, ch := e.dispatched >= want, e.dispatchedCh
+		e.dispatchMu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-e.tapDone:
+			return errors.New("engine: the control connection ended")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -243,6 +283,9 @@ func (e *Env) Close() error {
 		e.runsMu.Unlock()
 		for _, r := range open {
 			r.closeLocal()
+		}
+		if e.follower != nil {
+			e.follower.Close()
 		}
 		if e.probe != nil {
 			e.probe.Close()
