@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -50,8 +51,10 @@ const toolDeadline = 10 * time.Second
 // bench holds what every run shares: the rig's engine (one server) and an
 // in-process Toxiproxy.
 type bench struct {
-	env  *engine.Env
-	toxi *toxiAPI
+	env   *engine.Env
+	toxi  *toxiAPI
+	trace *json.Encoder // every run's result, when set
+	phase string        // what the runs are for, in the trace
 }
 
 // injection is when the benchmark asked Toxiproxy for a toxic and when
@@ -182,7 +185,18 @@ func (b *bench) run(ctx context.Context, p plan) (RunResult, error) {
 		res.Effect = blackholeEffect(ev.Events, conn, inj.Answered, tool.Read, tool.Closed)
 	}
 	res.Verdict = judge(res.Window, res.Reached, res.Effect)
+	if b.trace != nil {
+		if err := b.trace.Encode(traceLine{Phase: b.phase, RunResult: res}); err != nil {
+			return res, fmt.Errorf("trace: %w", err)
+		}
+	}
 	return res, nil
+}
+
+// traceLine is one line of the -trace file.
+type traceLine struct {
+	Phase string `json:"phase"`
+	RunResult
 }
 
 // inject waits until delay after t0 (the injector's method: a delay

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,6 +40,7 @@ type config struct {
 	sweep     int
 	json      bool
 	moments   []fault.Moment
+	trace     string // a file for every run's result, one JSON object a line
 }
 
 const usage = `usage: landing [-runs N] [-hogs N] [-calibrate N] [-sweep N] [-moments LIST] [-json]
@@ -61,8 +63,9 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.runs, "runs", 300, "measured runs per moment and injector")
 	fs.IntVar(&cfg.hogs, "hogs", 0, "busy-looping child processes that load the CPU while the benchmark runs")
 	fs.IntVar(&cfg.calibrate, "calibrate", 20, "calibration runs (the windows' positions, Toxiproxy's answer time)")
-	fs.IntVar(&cfg.sweep, "sweep", 3, "runs per candidate delay when sweeping each toxic's delay; 0 aims at the windows' middles")
+	fs.IntVar(&cfg.sweep, "sweep", 10, "runs per candidate delay when sweeping each toxic's delay; 0 aims at the windows' middles")
 	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON instead of a table")
+	fs.StringVar(&cfg.trace, "trace", "", "write every run's result (calibration and sweep included) to this file, one JSON object a line")
 	list := fs.String("moments", joinMoments(moments), "comma-separated moments to measure, from "+joinMoments(moments))
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -168,11 +171,20 @@ func measure(ctx context.Context, cfg config, prog *progress) (rep *Report, err 
 	}
 	defer func() { err = errors.Join(err, toxi.Close()) }()
 	b := &bench{env: env, toxi: toxi}
+	if cfg.trace != "" {
+		f, err := os.Create(cfg.trace)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { err = errors.Join(err, f.Close()) }()
+		b.trace = json.NewEncoder(f)
+	}
 
 	if rep.Calibration, err = calibrate(ctx, b, cfg.calibrate, cfg.sweep, cfg.moments, prog); err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
 	}
 	measured := time.Now()
+	b.phase = "measure"
 	for _, m := range cfg.moments {
 		mr := MomentReport{Moment: m, Tallies: map[Injector]*Tally{}, Delays: rep.Calibration.Delays[m]}
 		var widths []time.Duration
