@@ -181,3 +181,43 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// cancelOnWrite cancels a context at the first write that contains s.
+type cancelOnWrite struct {
+	bytes.Buffer
+	s      string
+	cancel context.CancelFunc
+}
+
+func (w *cancelOnWrite) Write(p []byte) (int, error) {
+	n, err := w.Buffer.Write(p)
+	if strings.Contains(w.String(), w.s) {
+		w.cancel()
+	}
+	return n, err
+}
+
+// TestInterruptStopsHogs: a run interrupted (as by Ctrl-C) while calibrating
+// fails with the rig's exit code and leaves no hog, no goroutine behind.
+func TestInterruptStopsHogs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelOnWrite{s: "calibrating", cancel: cancel}
+	var stdout bytes.Buffer
+	code := run(ctx, []string{"-runs", "1", "-hogs", "2", "-calibrate", "50"}, &stdout, stderr)
+	if code != exitRig || !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("exit %d, stderr %q; want %d and 'interrupted'", code, stderr.String(), exitRig)
+	}
+	_, list, ok := strings.Cut(stderr.String(), "pids [")
+	list, _, _ = strings.Cut(list, "]")
+	pids := strings.Fields(list)
+	if !ok || len(pids) != 2 {
+		t.Fatalf("no hog pids on stderr: %q", stderr.String())
+	}
+	for _, s := range pids {
+		pid, _ := strconv.Atoi(s)
+		if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+			t.Errorf("hog %d still there after the interrupted run: %v", pid, err)
+		}
+	}
+}
