@@ -150,7 +150,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // time-based injectors and makes the measured runs.
 func measure(ctx context.Context, cfg config, prog *progress) (rep *Report, err error) {
 	start := time.Now()
-	rep = &Report{Runs: cfg.runs, Hogs: cfg.hogs, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
+	rep = &Report{Runs: cfg.runs, Hogs: cfg.hogs, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Toxiproxy: toxiproxyVersion(),
 		LoadStart: loadavg(), Workload: workload, OutputBytes: outputBytes}
 	var h *hogs
 	if cfg.hogs > 0 {

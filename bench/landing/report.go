@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"text/tabwriter"
 	"time"
 
@@ -16,6 +17,7 @@ type Report struct {
 	Hogs        int    `json:"hogs"`
 	CPUs        int    `json:"cpus"`
 	GoVersion   string `json:"go_version"`
+	Toxiproxy   string `json:"toxiproxy"` // the module's version`
 	Workload    string `json:"workload"`
 	OutputBytes int64  `json:"output_bytes"`
 	// LoadStart and LoadEnd are /proc/loadavg's 1, 5 and 15 minute load
@@ -80,10 +82,22 @@ func (r *Report) writeJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
+// toxiproxyVersion is the version of the Toxiproxy module built in.
+func toxiproxyVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/Shopify/toxiproxy/v2" {
+				return d.Version
+			}
+		}
+	}
+	return "(unknown version)"
+}
+
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
 
 func (r *Report) writeTable(w io.Writer) error {
-	fmt.Fprintf(w, "landing: %d runs per moment and injector, %d hogs, %d CPUs, %s\n", r.Runs, r.Hogs, r.CPUs, r.GoVersion)
+	fmt.Fprintf(w, "landing: %d runs per moment and injector, %d hogs, %d CPUs, %s, Toxiproxy %s\n", r.Runs, r.Hogs, r.CPUs, r.GoVersion, r.Toxiproxy)
 	fmt.Fprintf(w, "load average (1, 5, 15 min): %s before, %s after; wall %s (measured runs %s)\n",
 		r.LoadStart, r.LoadEnd, r.Wall.Round(time.Second), r.MeasureWall.Round(time.Second))
 	c := r.Calibration

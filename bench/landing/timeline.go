@@ -15,10 +15,10 @@ var moments = []fault.Moment{fault.Exec, fault.Started, fault.Output, fault.Fini
 // MomentReached event for it to the event of the workload's next step (see
 // windowEnd). End is zero when the next step never happened.
 type Window struct {
-	Moment fault.Moment
-	Conn   int // the connection the moment was reached on
-	Start  time.Time
-	End    time.Time
+	Moment fault.Moment `json:"moment"`
+	Conn   int          `json:"conn"` // the connection the moment was reached on
+	Start  time.Time    `json:"start"`
+	End    time.Time    `json:"end,omitzero"`
 }
 
 // Width is the window's width, or 0 when it never closed.
@@ -80,9 +80,9 @@ const (
 // Effect is when, on the server's clock, a cut took effect. Zero At: it
 // never did while the workload ran.
 type Effect struct {
-	At time.Time
+	At time.Time `json:"at,omitzero"`
 	// Unconfirmed, when set, says why the effect could not be confirmed.
-	Unconfirmed string
+	Unconfirmed string `json:"unconfirmed,omitempty"`
 }
 
 // judge is the one definition of a hit: the cut took effect at or after the
