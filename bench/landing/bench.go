@@ -75,6 +75,14 @@ type RunResult struct {
 	Effect   Effect        `json:"effect"`
 	Verdict  Verdict       `json:"verdict"`
 	APIRTT   time.Duration `json:"api_rtt_ns,omitempty"` // the toxic's request to its answer
+	// ToxicRequested and ToxicInstalled are when the toxic was asked for and
+	// when Toxiproxy answered.
+	ToxicRequested time.Time `json:"toxic_requested,omitzero"`
+	ToxicInstalled time.Time `json:"toxic_installed,omitzero"`
+	// ToolRead is how many bytes the tool read; ToolClosed whether it saw
+	// its session close.
+	ToolRead   int64 `json:"tool_read"`
+	ToolClosed bool  `json:"tool_closed"`
 	// Landed and NotLanded are the engine's own judgement (barrier runs).
 	Landed    bool   `json:"landed,omitempty"`
 	NotLanded string `json:"not_landed,omitempty"`
@@ -159,6 +167,8 @@ func (b *bench) run(ctx context.Context, p plan) (RunResult, error) {
 	if !inj.Answered.IsZero() {
 		res.APIRTT = inj.Answered.Sub(inj.Requested)
 	}
+	res.ToxicRequested, res.ToxicInstalled = inj.Requested, inj.Answered
+	res.ToolRead, res.ToolClosed = tool.Read, tool.Closed
 	conn := res.Window.Conn
 	if conn == 0 {
 		conn = 1 // the tool's one connection
