@@ -86,8 +86,8 @@ func landmarkOf(e control.Event) (landmark, bool) {
 // delay that installs it before the window can land inside.
 const sweepBefore = 4
 
-// calibrate learns the delays. Every run here is made the way the measured
-// runs are; none of them is counted.
+// calibrate learns the delays. Its runs use the measured runs' workload,
+// path and server; none of them is counted.
 func calibrate(ctx context.Context, b *bench, runs, sweep int, ms []fault.Moment, prog *progress) (*Calibration, error) {
 	c := &Calibration{Runs: runs, SweepRuns: sweep, APIRTT: map[Injector]time.Duration{},
 		Windows: map[fault.Moment]WindowAim{}, Delays: map[fault.Moment]map[Injector]time.Duration{}}
@@ -114,7 +114,7 @@ func calibrate(ctx context.Context, b *bench, runs, sweep int, ms []fault.Moment
 				lmTimes[l] = append(lmTimes[l], e.Time.Sub(res.t0))
 			}
 		}
-		for _, m := range fault.Moments() {
+		for _, m := range moments {
 			w, ok := windowOf(res.events, m)
 			if !ok || w.End.IsZero() {
 				continue
@@ -243,9 +243,9 @@ func candidates(lms []timedLandmark, m fault.Moment, w WindowAim, rtt time.Durat
 // best is the candidate with the most hits; among equals, the one nearest
 // the window's middle (base).
 func best(cands []Candidate, base time.Duration) time.Duration {
+	dist := func(d time.Duration) time.Duration { return max(d-base, base-d) }
 	bestD, bestHits := base, -1
 	for _, c := range cands {
-		dist := func(d time.Duration) time.Duration { return max(d-base, base-d) }
 		if c.Hits > bestHits || c.Hits == bestHits && dist(c.Delay) < dist(bestD) {
 			bestD, bestHits = c.Delay, c.Hits
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -84,10 +85,10 @@ func parse(args []string, stderr io.Writer) (config, error) {
 	}
 	for _, name := range strings.Split(*list, ",") {
 		m, err := fault.ParseMoment(strings.TrimSpace(name))
-		if err != nil || !containsMoment(moments, m) {
+		if err != nil || !slices.Contains(moments, m) {
 			return cfg, fmt.Errorf("-moments: %q is not one of %s", name, joinMoments(moments))
 		}
-		if !containsMoment(cfg.moments, m) {
+		if !slices.Contains(cfg.moments, m) {
 			cfg.moments = append(cfg.moments, m)
 		}
 	}
@@ -100,15 +101,6 @@ func joinMoments(ms []fault.Moment) string {
 		s[i] = m.String()
 	}
 	return strings.Join(s, ",")
-}
-
-func containsMoment(ms []fault.Moment, m fault.Moment) bool {
-	for _, x := range ms {
-		if x == m {
-			return true
-		}
-	}
-	return false
 }
 
 // run is the command: it returns the exit code.
