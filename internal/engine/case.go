@@ -36,7 +36,10 @@ type Spec struct {
 	// connection stays up and answers keepalives.
 	Cut         fault.Cut
 	Disposition fault.Disposition
-	OutputBytes int64 // N for the output moment; default fault.DefaultOutputBytes
+	// OutputBytes is N for the output moment; default
+	// fault.DefaultOutputBytes. Named for another moment (or none), it makes
+	// the server announce the output moment unheld.
+	OutputBytes int64
 
 	// Credential, when set, gives the case a credential of its own that the
 	// server accepts at set-up (a first connection the rig makes) and
@@ -188,10 +191,11 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		e.follower.Watch(spec.ID) // before anything can write its markers
 	}
 	req := control.Request{Op: control.OpSetupCase, Case: spec.ID}
+	// OutputBytes goes to the server whatever the moment: where output is
+	// not the armed moment, the server announces it unheld.
+	req.Arm = &control.Arm{Disposition: spec.Disposition, OutputBytes: spec.OutputBytes}
 	if spec.Moment.HasCut() {
-		req.Arm = &control.Arm{Moment: spec.Moment, Disposition: spec.Disposition, OutputBytes: spec.OutputBytes}
-	} else {
-		req.Arm = &control.Arm{Disposition: spec.Disposition}
+		req.Arm.Moment = spec.Moment
 	}
 	req.Arm.WorkloadRequest = spec.WorkloadRequest
 	req.Arm.Step = spec.Step

@@ -403,8 +403,12 @@ func (p *proc) run(ch gossh.Channel) exitInfo {
 		out = newCopier(p.stdout, ch)
 		errc = newCopier(p.stderr, ch.Stderr())
 	}
-	outputArmed := c.arm.Moment == fault.Output && !c.fired.Load()
-	if outputArmed {
+	// The output moment, once OutputBytes of the workload's stdout reached
+	// the channel, is announced wherever a case names OutputBytes: held
+	// when it is the armed moment, unheld when the case armed another
+	// moment or none, so that case's timeline still shows it.
+	announceOutput := c.arm.OutputBytes > 0 && (c.arm.Moment != fault.Output || !c.fired.Load())
+	if announceOutput {
 		out.atSplit = func() {
 			h := outputHold{resume: make(chan struct{})}
 			select {
@@ -469,7 +473,7 @@ func (p *proc) run(ch gossh.Channel) exitInfo {
 			switch l.kind {
 			case markers.GateStart:
 				p.atStartGate(l)
-				if outputArmed && p.workload.Load() && !p.req.candidate {
+				if announceOutput && p.workload.Load() && !p.req.candidate {
 					out.armSplit(c.arm.OutputBytes)
 				}
 				if c.arm.Disposition == fault.RemoteKill {
