@@ -53,6 +53,9 @@ const okResult = `printf '{"ok":true,"category":"succeeded","operation":"%s","re
 // TestBadExternalTools: each way a program can break the contract gets its own
 // finding, the rig survives it, and nothing the tool started outlives the case.
 func TestBadExternalTools(t *testing.T) {
+	// A sleep of this test binary's own (its argument names the pid), so
+	// that looking for one left behind sees no other package's sleeps.
+	sleep := fmt.Sprintf("sleep 299.%d", os.Getpid())
 	for _, tc := range []struct {
 		name   string
 		body   string
@@ -66,8 +69,8 @@ func TestBadExternalTools(t *testing.T) {
 		{"50 MB of output", "head -c 52428800 /dev/zero | tr '\\0' x", 0, verdict.RuleMalformedResult, "printed 52428800 bytes"},
 		{"two JSON objects", okResult + "\n" + okResult, 0, verdict.RuleMalformedResult, "trailing data"},
 		{"a valid result for the wrong id", `printf '{"ok":true,"category":"succeeded","operation":"%s","retry":"never","correlation_id":"c-other"}\n' "$SSHRIG_OPERATION"`, 0, verdict.RuleCorrelationID, "c-other"},
-		{"forks a grandchild that sleeps forever", "(sleep 300 &)\n" + okResult, 0, verdict.RuleLeftRunning, "left"},
-		{"never returns", "sleep 300", 2 * time.Second, verdict.RuleHang, "no result within"},
+		{"forks a grandchild that sleeps forever", "(" + sleep + " &)\n" + okResult, 0, verdict.RuleLeftRunning, "left"},
+		{"never returns", sleep, 2 * time.Second, verdict.RuleHang, "no result within"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := misbehaving(t, tc.body)
@@ -86,7 +89,7 @@ func TestBadExternalTools(t *testing.T) {
 			if c.Verdict != Fail || !found {
 				t.Fatalf("verdict %s, violations %v; want %s mentioning %q", c.Verdict, c.Violations, tc.rule, tc.detail)
 			}
-			if left := procs.Named("sleep 300"); len(left) > 0 {
+			if left := procs.Named(sleep); len(left) > 0 {
 				t.Fatalf("processes left behind: %v", left)
 			}
 		})
