@@ -34,9 +34,6 @@ func runRig(t testing.TB, o rig.Options) (*rig.Report, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if o.Parallel == 0 {
-		o.Parallel = 2
-	}
 	start := time.Now()
 	rep, err := rig.Run(ctx, o)
 	if err != nil {

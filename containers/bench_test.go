@@ -86,7 +86,7 @@ func BenchmarkMatrix(b *testing.B) {
 			var times []time.Duration
 			for b.Loop() {
 				start := time.Now()
-				rep, err := rig.Run(context.Background(), rig.Options{Tool: tools.Reference{}, Cases: rig.DefaultMatrix(), Parallel: 2, Target: target})
+				rep, err := rig.Run(context.Background(), rig.Options{Tool: tools.Reference{}, Cases: rig.DefaultMatrix(), Target: target})
 				if err != nil || rep.Summary.Pass != rep.Summary.Executed() {
 					b.Fatalf("%v %v", err, rep.SummaryLine())
 				}

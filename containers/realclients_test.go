@@ -40,7 +40,7 @@ func TestRealClients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, d := runRig(t, rig.Options{Tool: tools.External{Argv: []string{script}}, Cases: cases, Target: rig.Container(l), Parallel: 4, StepCases: steps})
+			rep, d := runRig(t, rig.Options{Tool: tools.External{Argv: []string{script}}, Cases: cases, Target: rig.Container(l), StepCases: steps})
 			t.Logf("%s (%.1fs)", rep.SummaryLine(), d.Seconds())
 			var got []realclients.Verdict
 			for _, c := range rep.Cases {

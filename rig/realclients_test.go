@@ -32,7 +32,7 @@ func TestRealClients(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
-			rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, Parallel: 4, StepCases: steps})
+			rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, StepCases: steps})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -139,7 +139,7 @@ func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *Report {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Options{Tool: tl, Cases: cases, Parallel: 2, Out: out})
+	rep, err := Run(ctx, Options{Tool: tl, Cases: cases, Out: out})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -348,12 +348,12 @@ func (s spyTool) Run(ctx context.Context, t tool.Target, stdout, stderr io.Write
 }
 
 // BenchmarkDefaultMatrix measures the whole default matrix with the
-// reference tool and two cases at once.
+// reference tool at the default parallelism.
 func BenchmarkDefaultMatrix(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		ctx := context.Background()
-		rep, err := Run(ctx, Options{Tool: tools.Reference{}, Cases: DefaultMatrix(), Parallel: 2})
+		rep, err := Run(ctx, Options{Tool: tools.Reference{}, Cases: DefaultMatrix()})
 		if err != nil || rep.Summary.Fail+rep.Summary.Inconclusive != 0 {
 			b.Fatalf("%v %v", err, rep.SummaryLine())
 		}

@@ -30,6 +30,14 @@ const (
 	DefaultBudget = 5 * time.Second // the deadline a tool gets per case
 	DefaultGrace  = 2 * time.Second // beyond the budget, before a tool counts as hung
 	DefaultSettle = 5 * time.Second // for the remote command to end before the probe
+	// DefaultParallel is how many cases run at once unless told otherwise.
+	// Chosen by measurement, not by core count: a case mostly waits (a
+	// blackhole case waits out the tool's liveness deadline, c05 its whole
+	// budget), so on a 2-core machine the default matrix takes 11.7 s at 2,
+	// 5.1 s at 8, 3.3 s at 16 and 3.1 s at 81, the floor being c05's 3 s
+	// budget; and 50 consecutive runs at 16 with two CPU hogs gave every
+	// verdict exact (docs/performance.md, "The default matrix").
+	DefaultParallel = 16
 	// maxStdout bounds what the rig keeps of a tool's stdout: a result is
 	// at most result.MaxSize, so one byte more proves it too large.
 	maxStdout = result.MaxSize + 1
@@ -40,7 +48,7 @@ const (
 type Options struct {
 	Tool     tool.Tool
 	Cases    []Case
-	Parallel int           // cases at once; default 1
+	Parallel int           // cases at once; default DefaultParallel
 	Budget   time.Duration // default DefaultBudget
 	Grace    time.Duration // default DefaultGrace
 	Settle   time.Duration // default DefaultSettle
@@ -75,7 +83,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Parallel < 1 {
-		o.Parallel = 1
+		o.Parallel = DefaultParallel
 	}
 	if o.Budget == 0 {
 		o.Budget = DefaultBudget

@@ -37,7 +37,7 @@ func WithCases(cases []rig.Case) Option {
 	return func(h *Harness) { h.cases = append([]rig.Case(nil), cases...) }
 }
 
-// WithParallel runs n cases at once (default 2).
+// WithParallel runs n cases at once (default rig.DefaultParallel).
 func WithParallel(n int) Option { return func(h *Harness) { h.parallel = n } }
 
 // WithBudget sets the deadline a tool gets per case (default rig.DefaultBudget).
@@ -57,7 +57,7 @@ func WithRunDir(dir string) Option {
 // New returns a harness for t. Nothing starts until Run or RunCase.
 func New(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
-	h := &Harness{cases: rig.DefaultMatrix(), parallel: 2,
+	h := &Harness{cases: rig.DefaultMatrix(),
 		runDir: func(t testing.TB) string { return t.TempDir() + "/run" }}
 	for _, o := range opts {
 		o(h)

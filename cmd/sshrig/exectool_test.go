@@ -23,7 +23,7 @@ func TestExecToolMatchesInProcess(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		start := time.Now()
-		rep, err := rig.Run(ctx, rig.Options{Tool: tl, Cases: rig.DefaultMatrix(), Parallel: 2})
+		rep, err := rig.Run(ctx, rig.Options{Tool: tl, Cases: rig.DefaultMatrix()})
 		if err != nil {
 			t.Fatal(err)
 		}
