@@ -88,6 +88,17 @@ func Wrappers() []Wrapper {
 			Steps: steps(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
 				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
 				both("step.09-session", verdict.RuleUnsafeCategory))},
+		{Script: "docs/examples/sftp-cleanup-naive.sh", Needs: sftp,
+			Defect: "a cleanup (ssh rm -f) that fails after the script's exit status arrived makes the operation confirmed_failure",
+			Caught: []Case{{"handshake.reset.survive", ""}, {"started.reset.survive", ""},
+				{"exit-status.reset.exit0", ""}, {"none.exit3", ""}},
+			// Its defect lies only after the workload: the cleanup's session
+			// and exec (moment cleanup-step), where the workload's own result
+			// is known. Every step before the workload passes.
+			Steps: steps(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
+				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
+				both("step.09-session", ""),
+				both("step.12-session", verdict.RuleUnsafeCategory), both("step.13-exec", verdict.RuleUnsafeCategory))},
 		{Script: "docs/examples/scp-honest.sh", Needs: scp},
 		{Script: "docs/examples/scp-naive.sh", Needs: scp,
 			Defect: "ssh's 255 is retried, up to three runs",
