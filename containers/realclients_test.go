@@ -11,9 +11,11 @@ import (
 )
 
 // TestRealClients: rig.TestRealClients on the container target. The honest
-// wrappers pass the whole default matrix, scp-legacy-honest.sh (scp -O, which
-// runs the image's scp -t) included; the naive ones fail where their defect
-// lies, with its rule. One container serves every case of a wrapper.
+// wrappers pass the whole default matrix and their step cases,
+// scp-legacy-honest.sh (scp -O, which runs the image's scp -t) included; the
+// naive ones fail where their defect lies, among the matrix's cases and
+// their step cases, with its rule. One container serves every case of a
+// wrapper.
 func TestRealClients(t *testing.T) {
 	needDocker(t)
 	if testing.Short() {
@@ -27,14 +29,9 @@ func TestRealClients(t *testing.T) {
 					t.Skipf("%s is not installed (.ci/run installs the real clients)", p)
 				}
 			}
-			cases, steps := rig.DefaultMatrix(), rig.StepSelection{Globs: []string{"step.*"}}
-			if !w.Honest() {
-				steps = rig.StepSelection{}
-				var ids []string
-				for _, c := range w.Caught {
-					ids = append(ids, c.ID)
-				}
-				cases = selectCases(t, ids)
+			cases, steps, err := rig.SplitSelection(rig.DefaultMatrix(), w.CaseIDs())
+			if err != nil {
+				t.Fatal(err)
 			}
 			script, err := filepath.Abs(filepath.Join("..", w.Script))
 			if err != nil {
@@ -50,7 +47,7 @@ func TestRealClients(t *testing.T) {
 				}
 				got = append(got, v)
 			}
-			for _, problem := range realclients.Check(w, got) {
+			for _, problem := range realclients.Check(w, rep.Preflight.StepCases, got) {
 				t.Error(problem)
 			}
 		})

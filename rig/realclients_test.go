@@ -11,10 +11,11 @@ import (
 )
 
 // TestRealClients: each honest wrapper of a real client in docs/examples
-// passes the whole default matrix and its step cases on the embedded target; each naive one
-// fails exactly where its defect lies, with the rule that names it, and
-// passes where it does not. (containers.TestRealClients: the same on the
-// container target.)
+// passes the whole default matrix and its step cases on the embedded target;
+// each naive one, run on the cases of the default matrix and the step cases
+// its table entry names, fails exactly where its defect lies, with the rule
+// that names it, and passes where it does not. (containers.TestRealClients:
+// the same on the container target.)
 func TestRealClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real clients through the whole default matrix")
@@ -26,9 +27,9 @@ func TestRealClients(t *testing.T) {
 					t.Skipf("%s is not installed (.ci/run installs the real clients)", p)
 				}
 			}
-			cases, steps := DefaultMatrix(), StepSelection{Globs: []string{"step.*"}}
-			if !w.Honest() {
-				cases, steps = selectWrapperCases(t, w), StepSelection{}
+			cases, steps, err := SplitSelection(DefaultMatrix(), w.CaseIDs())
+			if err != nil {
+				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
@@ -37,24 +38,11 @@ func TestRealClients(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Log(rep.SummaryLine())
-			for _, problem := range realclients.Check(w, reportVerdicts(rep)) {
+			for _, problem := range realclients.Check(w, rep.Preflight.StepCases, reportVerdicts(rep)) {
 				t.Error(problem)
 			}
 		})
 	}
-}
-
-func selectWrapperCases(t *testing.T, w realclients.Wrapper) []Case {
-	t.Helper()
-	var ids []string
-	for _, c := range w.Caught {
-		ids = append(ids, c.ID)
-	}
-	cases, err := Select(DefaultMatrix(), ids)
-	if err != nil || len(cases) != len(ids) {
-		t.Fatalf("%s: cases %v: %d selected, %v", w.Script, ids, len(cases), err)
-	}
-	return cases
 }
 
 // reportVerdicts is a report as the realclients checks read it.

@@ -9,7 +9,10 @@
 #   sshrig run --tool 'exec:docs/examples/sftp-naive.sh' --cases 'exec.*,started.*'  # exits 1
 #
 # fails with category/unsafe_category wherever the run was cut (exec,
-# started, output, finished). Compare sftp-honest.sh.
+# started, output, finished), and where its connection was cut before the
+# exec left (step case step.09-session: nothing ran). The same reading of
+# ssh's exit status makes a blackholed run, which its timeout ends by killing
+# ssh (137), the script's failure: unsafe too. Compare sftp-honest.sh.
 
 set -u
 budget=$(( ${SSHRIG_DEADLINE_MS:-5000} / 2000 ))

@@ -14,9 +14,18 @@ type Wrapper struct {
 	// Defect is what a naive wrapper gets wrong ("" for an honest one,
 	// which must pass every case of the default matrix).
 	Defect string
-	// Caught lists, for a naive wrapper, cases and the rule each must fail
-	// with; a case with no rule must pass (the defect does not lie there).
+	// Caught lists, for a naive wrapper, cases of the default matrix and the
+	// rule each must fail with; a case with no rule must pass (the defect
+	// does not lie there).
 	Caught []Case
+	// Steps lists, for a naive wrapper, every step case its conversation
+	// yields (docs/matrix.md, Step cases: ids as the rig makes them after
+	// the preflight), with the rule each must fail with, or "" where the
+	// defect does not lie. Empty where the conversation has no request
+	// besides its workload's. The tests check that it names each step case
+	// the preflight made, no more and no fewer, so a client whose
+	// conversation changes is seen.
+	Steps []Case
 	// Limits lists, for an honest wrapper, the cases its client gives it no
 	// means to get right, with the rule that fails them (docs/real-clients.md
 	// says why); every other case must pass.
@@ -32,6 +41,29 @@ type Case struct {
 // Honest says the wrapper must pass the whole default matrix.
 func (w Wrapper) Honest() bool { return w.Defect == "" }
 
+// CaseIDs is what the tests run of w, as --cases globs for
+// rig.SplitSelection (which sends each to the matrix or to the step cases
+// made after the preflight): none for an honest wrapper, which selects every
+// case of the default matrix and every step case; for a naive one, the ids
+// of its Caught and Steps (a step id that matches no step case of its
+// conversation stops the run after the preflight).
+func (w Wrapper) CaseIDs() []string {
+	var ids []string
+	for _, c := range slices.Concat(w.Caught, w.Steps) {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// both lists each step case id with the cuts every step gets
+// (rig.StepCuts: reset, blackhole) and the same rule.
+func both(step, rule string) []Case {
+	return []Case{{step + ".reset", rule}, {step + ".blackhole", rule}}
+}
+
+// steps joins lists of step cases.
+func steps(lists ...[]Case) []Case { return slices.Concat(lists...) }
+
 var (
 	openssh = []string{"ssh"}
 	sftp    = []string{"ssh", "sftp"}
@@ -45,30 +77,71 @@ func Wrappers() []Wrapper {
 	return []Wrapper{
 		{Script: "docs/examples/sftp-honest.sh", Needs: sftp},
 		{Script: "docs/examples/sftp-naive.sh", Needs: sftp,
-			Defect: "once the upload succeeded, ssh's 255 is reported as succeeded",
+			Defect: "ssh's exit status is read as the run's outcome: 255 after a good upload is succeeded (and 137, its timeout killing ssh, the script's failure)",
 			Caught: []Case{{"handshake.reset.survive", ""}, {"none.exit3", ""},
 				{"exec.reset.hangup", verdict.RuleUnsafeCategory}, {"started.reset.survive", verdict.RuleUnsafeCategory},
-				{"finished.close.survive", verdict.RuleUnsafeCategory}}},
+				{"finished.close.survive", verdict.RuleUnsafeCategory}},
+			// The upload's steps: sftp fails, local_failure. The run's
+			// session, cut before its exec left: nothing ran, yet ssh's 255
+			// (reset) is "succeeded", its timeout's 137 (blackhole: ssh is
+			// killed before its keepalives give up) the script's failure.
+			Steps: steps(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
+				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
+				both("step.09-session", verdict.RuleUnsafeCategory))},
+		{Script: "docs/examples/sftp-cleanup-naive.sh", Needs: sftp,
+			Defect: "a cleanup (ssh rm -f) that fails after the script's exit status arrived makes the operation confirmed_failure",
+			Caught: []Case{{"handshake.reset.survive", ""}, {"started.reset.survive", ""},
+				{"exit-status.reset.exit0", ""}, {"none.exit3", ""}},
+			// Its defect lies only after the workload: the cleanup's session
+			// and exec (moment cleanup-step), where the workload's own result
+			// is known. Every step before the workload passes.
+			Steps: steps(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
+				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
+				both("step.09-session", ""),
+				both("step.12-session", verdict.RuleUnsafeCategory), both("step.13-exec", verdict.RuleUnsafeCategory))},
 		{Script: "docs/examples/scp-honest.sh", Needs: scp},
 		{Script: "docs/examples/scp-naive.sh", Needs: scp,
 			Defect: "ssh's 255 is retried, up to three runs",
 			Caught: []Case{{"handshake.reset.survive", ""}, {"none.exit3", ""},
-				{"started.reset.survive", verdict.RuleBlindRetry}, {"finished.close.survive", verdict.RuleBlindRetry}}},
+				{"started.reset.survive", verdict.RuleBlindRetry}, {"finished.close.survive", verdict.RuleBlindRetry}},
+			// No step shows its defect: the copy's failure is not retried,
+			// and the run's session cut before its exec left nothing sent,
+			// so the retry is the first attempt (docs/matrix.md) and its
+			// result, succeeded, is exact.
+			Steps: steps(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
+				both("step.06-sftp-write", ""), both("step.07-sftp-setstat", ""), both("step.08-sftp-close", ""),
+				both("step.upload-64B", ""), both("step.10-session", ""))},
 		{Script: "docs/examples/scp-legacy-honest.sh", Needs: scp},
 		{Script: "docs/examples/scp-legacy-naive.sh", Needs: scp,
 			Defect: "every non-zero exit of scp or ssh is confirmed_failure",
 			Caught: []Case{{"none.exit3", ""},
-				{"handshake.reset.survive", verdict.RuleUnsafeCategory}, {"started.reset.survive", verdict.RuleUnsafeCategory}}},
+				{"handshake.reset.survive", verdict.RuleUnsafeCategory}, {"started.reset.survive", verdict.RuleUnsafeCategory}},
+			// Every step is before the workload: the copy (scp -t, and the
+			// file cut after 64 bytes) and the run's session. Nothing ran,
+			// yet scp's 1, ssh's 255 or timeout's 137 is "confirmed_failure".
+			Steps: steps(both("step.03-exec", verdict.RuleUnsafeCategory), both("step.upload-64B", verdict.RuleUnsafeCategory),
+				both("step.05-session", verdict.RuleUnsafeCategory))},
 		{Script: "docs/examples/controlmaster-honest.sh", Needs: openssh},
 		{Script: "docs/examples/controlmaster-naive.sh", Needs: openssh,
 			Defect: "the multiplexed ssh's 255 is local_failure: \"the master was gone, nothing was sent\"",
 			Caught: []Case{{"auth.reset.survive", ""}, {"none.exit3", ""},
-				{"started.reset.survive", verdict.RuleUnsafeCategory}, {"started.kill-helper.survive", verdict.RuleContradiction}}},
+				{"started.reset.survive", verdict.RuleUnsafeCategory}, {"started.kill-helper.survive", verdict.RuleContradiction}},
+			// Its steps are the probe's exec and the multiplexed session,
+			// both before the command left: there "nothing was sent" is
+			// true. At the session, reset kills the master and the client
+			// connects on its own and runs the command once (succeeded);
+			// blackhole holds it until its timeout kills it (local_failure).
+			Steps: steps(both("step.03-exec", ""), both("step.04-session", ""))},
 		{Script: "docs/examples/plink-honest.sh", Needs: plink},
 		{Script: "docs/examples/plink-naive.sh", Needs: plink,
 			Defect: "plink's exit status is taken for the command's",
 			Caught: []Case{{"none.exit3", ""},
-				{"handshake.reset.survive", verdict.RuleUnsafeCategory}, {"started.reset.survive", verdict.RuleUnsafeCategory}}},
+				{"handshake.reset.survive", verdict.RuleUnsafeCategory}, {"started.reset.survive", verdict.RuleUnsafeCategory}},
+			// plink asks simple@putty.projects.tartarus.org on the session
+			// before its exec (the server refuses it): cut there, nothing
+			// ran, yet plink's 1 (reset) or timeout's 137 (blackhole) is
+			// "confirmed_failure".
+			Steps: both("step.03-simple-putty-projects-tartarus-org", verdict.RuleUnsafeCategory)},
 		{Script: "docs/examples/dbclient-honest.sh", Needs: dbc,
 			// dbclient never says the server refused the exec (it waits)
 			// or why it rejected the session (it exits 0).
@@ -76,7 +149,12 @@ func Wrappers() []Wrapper {
 		{Script: "docs/examples/dbclient-naive.sh", Needs: dbc,
 			Defect: "dbclient's exit status is taken for the command's",
 			Caught: []Case{{"none.exit3", ""},
-				{"started.reset.survive", verdict.RuleUnsafeCategory}, {"c07.rate-limited", verdict.RuleUnexpected}}},
+				{"started.reset.survive", verdict.RuleUnsafeCategory}, {"c07.rate-limited", verdict.RuleUnexpected}},
+			// No steps: dbclient's conversation is the connection, the
+			// session and the workload's exec, which the moments cut
+			// (handshake … exit-status); the tests check the preflight
+			// makes no step case.
+		},
 	}
 }
 
@@ -91,9 +169,11 @@ type Verdict struct {
 // Check compares a run of w with what the table says of it: an honest
 // wrapper passes every case but its limits (a skipped one is named: nothing
 // here may be skipped), which fail by their rule; a naive one fails each
-// caught case with its rule and passes the others. It returns every problem
+// caught case and step case with its rule and passes the others, and its
+// Steps name as many step cases as the preflight made of its conversation
+// (stepCases, the report's preflight.step_cases). It returns every problem
 // found.
-func Check(w Wrapper, got []Verdict) []string {
+func Check(w Wrapper, stepCases int, got []Verdict) []string {
 	var problems []string
 	byID := map[string]Verdict{}
 	limited := map[string]bool{}
@@ -109,7 +189,10 @@ func Check(w Wrapper, got []Verdict) []string {
 	if w.Honest() && len(got) == 0 {
 		problems = append(problems, "no case ran")
 	}
-	for _, c := range append(w.Caught, w.Limits...) {
+	if !w.Honest() && stepCases != len(w.Steps) {
+		problems = append(problems, fmt.Sprintf("its conversation yields %d step cases, the table names %d: every one must say what it gives (--cases 'step.*' runs them)", stepCases, len(w.Steps)))
+	}
+	for _, c := range slices.Concat(w.Caught, w.Steps, w.Limits) {
 		v, ok := byID[c.ID]
 		switch {
 		case !ok:
