@@ -103,3 +103,19 @@ func TestDocsCommands(t *testing.T) {
 		t.Fatal("no commands found in docs/*.md")
 	}
 }
+
+// TestExampleScriptsShellcheck: the shell scripts in docs/examples are what
+// users copy; shellcheck finds nothing in them.
+func TestExampleScriptsShellcheck(t *testing.T) {
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		t.Skip("shellcheck is not installed (apt-get install shellcheck; .ci/run installs it)")
+	}
+	scripts, _ := filepath.Glob("../../docs/examples/*.sh")
+	if len(scripts) == 0 {
+		t.Fatal("no scripts in docs/examples")
+	}
+	if out, err := exec.Command(sc, scripts...).CombinedOutput(); err != nil {
+		t.Fatalf("shellcheck: %v\n%s", err, out)
+	}
+}

@@ -44,6 +44,7 @@ installed=none
 read -r installed 2>/dev/null <reconcile-demo/installed-version
 
 # starts completes start-pid exit-code, for this id only.
+# shellcheck disable=SC2046 # awk prints the fields, split on purpose
 set -- $(awk -v id="$id" '
 	$1 == id && $2 == "start"    { starts++; pid = $4 }
 	$1 == id && $2 == "complete" { completes++; rc = $3 }

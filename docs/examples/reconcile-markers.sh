@@ -53,6 +53,7 @@ fi
 
 # starts completes start-pid exit-code, for this id only (awk compares the
 # first field as a string, so ids with dots are matched exactly).
+# shellcheck disable=SC2046 # awk prints the fields, split on purpose
 set -- $(awk -v id="$id" '
 	$1 == id && $2 == "start"    { starts++; pid = $4 }
 	$1 == id && $2 == "complete" { completes++; rc = $3 }

@@ -48,6 +48,7 @@ fi
 cd "$(dirname "$ledger")" || { answer unknown "cannot enter the scratch directory"; exit 0; }
 
 # starts completes start-pid start-seconds exit-code, for this id only.
+# shellcheck disable=SC2046 # awk prints the fields, split on purpose
 set -- $(awk -v id="$id" '
 	$1 == id && $2 == "start"    { starts++; pid = $4; at = $3 }
 	$1 == id && $2 == "complete" { completes++; rc = $3 }
