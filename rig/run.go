@@ -526,7 +526,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 	if ev.Cut != nil {
 		cr.CutLatencyUS = ev.Cut.Latency.Microseconds()
 	}
-	if r.o.Out != nil {
+	if r.o.Out != nil && !r.o.Out.temporary { // nobody reads a temporary directory's transcripts
 		cr.Transcript = r.o.Out.writeTranscript(c, cr, t, tr, ev, secrets)
 	}
 	return cr

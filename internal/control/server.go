@@ -160,10 +160,20 @@ func (s *Server) serveConn(c net.Conn) {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
+		// Messages are buffered and written when none is left waiting: a
+		// burst of events (a case's connection arriving, its command
+		// starting) costs one write, and the last message of a burst (a
+		// hold, a reply) leaves at once, as if unbuffered.
+		bw := bufio.NewWriter(c)
+		benc := json.NewEncoder(bw)
 		for {
 			select {
 			case m := <-p.out:
-				if err := enc.Encode(m); err != nil {
+				err := benc.Encode(m)
+				if err == nil && len(p.out) == 0 {
+					err = bw.Flush()
+				}
+				if err != nil {
 					c.Close()
 					return
 				}
