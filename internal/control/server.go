@@ -162,15 +162,16 @@ func (s *Server) serveConn(c net.Conn) {
 		defer close(writerDone)
 		// Messages are buffered and written when none is left waiting: a
 		// burst of events (a case's connection arriving, its command
-		// starting) costs one write, and the last message of a burst (a
-		// hold, a reply) leaves at once, as if unbuffered.
+		// starting) costs one write, and the last message of a burst
+		// leaves at once, as if unbuffered. A hold and a reply leave at
+		// once whatever follows them: someone waits on each.
 		bw := bufio.NewWriter(c)
 		benc := json.NewEncoder(bw)
 		for {
 			select {
 			case m := <-p.out:
 				err := benc.Encode(m)
-				if err == nil && len(p.out) == 0 {
+				if err == nil && (len(p.out) == 0 || m.Reply != nil || m.Event != nil && m.Event.Hold) {
 					err = bw.Flush()
 				}
 				if err != nil {
