@@ -28,7 +28,10 @@ import (
 //
 // The shell reads the ledger with read -r, which cannot carry a NUL byte: a
 // line holding one (never a marker: ids cannot) reaches the parser without
-// it, still malformed.
+// it, still malformed. It follows the file it opened, not the path: a ledger
+// removed and made anew, or truncated, is no longer followed, and the case's
+// truth then disagrees with the ledger read out of band or with the server's
+// process events, so it is inconclusive rather than wrong.
 type Follower struct {
 	mu      sync.Mutex
 	sess    *gossh.Session
@@ -141,13 +144,14 @@ func (f *Follower) read() error {
 	for {
 		line, err := f.out.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// An overlong line: the parser would reject it; keep its
-			// start so it is still reported, and skip the rest.
-			rest := line
+			// An overlong line: the parser rejects it anyway; keep its
+			// start (copied: the reads that skip the rest refill the
+			// buffer it lies in) so it is still reported.
+			start := append([]byte(nil), line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = f.out.ReadSlice('\n')
 			}
-			line = append(append([]byte(nil), rest...), '\n')
+			line = append(start, '\n')
 		}
 		if err != nil {
 			return fmt.Errorf("reconcile: follow the ledger: the session ended: %w", err)
@@ -161,7 +165,9 @@ func (f *Follower) read() error {
 		case 'L':
 			f.file(text)
 		case 'P':
-			f.partial = append(f.partial, text...)
+			// Past a line's longest, more of it changes nothing: the
+			// parser reports it too long either way.
+			f.partial = append(f.partial, text[:min(len(text), maxPartial-len(f.partial))]...)
 		case 'E':
 			if string(text) == want {
 				return nil
@@ -172,6 +178,10 @@ func (f *Follower) read() error {
 		}
 	}
 }
+
+// maxPartial bounds the unfinished last line kept between readings: one
+// byte more than a ledger line may be.
+const maxPartial = markers.MaxLineLen + 1
 
 // file keeps a whole ledger line if its first field is a watched id.
 func (f *Follower) file(text []byte) {
@@ -186,17 +196,24 @@ func (f *Follower) file(text []byte) {
 	}
 }
 
-// Close ends the session.
+// Close ends the session; a reading under way fails. It is safe to call
+// more than once.
 func (f *Follower) Close() error {
+	// Closing the session first ends a reading that holds mu.
+	err := f.sess.Close()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.closeLocked()
+	f.closeLocked()
+	if errors.Is(err, io.EOF) {
+		err = nil // closed before
+	}
+	return err
 }
 
-func (f *Follower) closeLocked() error {
+func (f *Follower) closeLocked() {
 	if f.err == nil {
 		f.err = errors.New("reconcile: follow the ledger: closed")
 	}
 	f.stdin.Close()
-	return f.sess.Close()
+	f.sess.Close()
 }

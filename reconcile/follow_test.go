@@ -175,3 +175,55 @@ func TestFollowNoLedger(t *testing.T) {
 		t.Fatal("following a ledger that does not exist succeeded")
 	}
 }
+
+// TestFollowerLongLines: a line longer than any ledger line, whole or left
+// unfinished across readings, is kept as far as the parser needs to report
+// it, and the follower goes on reading what comes after it.
+func TestFollowerLongLines(t *testing.T) {
+	r := newFollowRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	f, err := reconcile.Follow(ctx, r.client, r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.Watch("a")
+	huge := "a start " + strings.Repeat("9", 200<<10) // beyond the follower's buffer too
+	r.append(t, huge+"\na start 1 2\n")
+	got := lines(t, f, "a")
+	if !strings.HasPrefix(got, "a start 1 2|malformed:a start 999") { // entries first, then malformed lines
+		t.Fatalf("a: %.120q…", got)
+	}
+	f.Forget("a")
+	f.Watch("b")
+	r.append(t, "b start "+strings.Repeat("7", 100<<10)) // no newline yet
+	if got := lines(t, f, "b"); got != "" {
+		t.Fatalf("b before its newline: %.120q", got)
+	}
+	r.append(t, "7\nb complete 0 1 2\n")
+	got = lines(t, f, "b")
+	if !strings.HasPrefix(got, "b complete 0 1 2|malformed:b start 777") {
+		t.Fatalf("b: %.120q…", got)
+	}
+}
+
+func TestFollowerCloseTwice(t *testing.T) {
+	r := newFollowRig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	f, err := reconcile.Follow(ctx, r.client, r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("first Close: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	f.Watch("a")
+	if _, err := f.Lines(ctx, "a"); err == nil {
+		t.Fatal("a closed follower answered")
+	}
+}

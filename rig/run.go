@@ -48,7 +48,7 @@ const (
 type Options struct {
 	Tool     tool.Tool
 	Cases    []Case
-	Parallel int           // cases at once; default DefaultParallel
+	Parallel int           // cases at once; 0 means DefaultParallel (1 runs one case at a time)
 	Budget   time.Duration // default DefaultBudget
 	Grace    time.Duration // default DefaultGrace
 	Settle   time.Duration // default DefaultSettle

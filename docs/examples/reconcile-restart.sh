@@ -17,8 +17,8 @@
 # (no start marker decides first); it only weakens the check against a
 # restart that claims success without having restarted anything. A marker
 # written by a shell without a clock of its own (dash: no EPOCHSECONDS) has
-# "-" for its seconds; then only the running service is checked, and the
-# evidence says the times could not be compared.
+# "-" for its seconds; then the service must be in the restart's process
+# group instead (the restart started it), or the answer is unknown.
 
 set -u
 
@@ -66,7 +66,9 @@ elif [ "$completes" -eq 0 ]; then
 	if kill -0 "$pid" 2>/dev/null; then
 		answer in_progress "the restart (pid $pid) is still running"
 	else
-		answer failed "the restart (pid $pid) began at $began and is gone without completing"
+		at=" at $began"
+		[ "$began" != - ] || at=""
+		answer failed "the restart (pid $pid) began$at and is gone without completing"
 	fi
 	exit 0
 elif [ "$rc" -ne 0 ]; then
@@ -80,7 +82,18 @@ if ! read -r svc_pid svc_start 2>/dev/null <reconcile-demo/service.pid; then
 elif ! kill -0 "$svc_pid" 2>/dev/null; then
 	answer failed "the restart exited 0 but the service (pid $svc_pid) is not running"
 elif [ "$began" = - ]; then
-	answer completed "the service (pid $svc_pid) is running; its start (at $svc_start) cannot be compared with the restart's, whose marker has no time (the target's shell has no clock)"
+	# The marker has no time to compare with. The restart's shell (the
+	# marker's pid) led its process group, as an SSH server starts every
+	# command, and what it started in the background is in that group; an
+	# instance started before it is not. /proc/PID/stat's fifth field is the
+	# process group.
+	if ! read -r _ _ _ _ svc_pgid _ 2>/dev/null <"/proc/$svc_pid/stat"; then
+		answer unknown "the service (pid $svc_pid) is running, but the restart's marker has no time and /proc cannot say who started the service"
+	elif [ "$svc_pgid" = "$pid" ]; then
+		answer completed "the service (pid $svc_pid) is running and was started by the restart (its process group is the restart's shell, $pid)"
+	else
+		answer failed "the restart exited 0 but the service (pid $svc_pid) was not started by it (process group $svc_pgid, the restart's shell $pid)"
+	fi
 elif [ "$svc_start" -lt "$began" ]; then
 	answer failed "the restart exited 0 but the service (pid $svc_pid) started at $svc_start, before the restart began at $began"
 else

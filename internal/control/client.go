@@ -22,12 +22,9 @@ type Client struct {
 	pending map[uint64]chan Reply
 	subs    map[string][]*Subscription
 	taps    []*Subscription // receive every event
-	// received counts the events read so far; a tap has been pushed
-	// every one of them.
-	received uint64
-	err      error // why the connection ended
-	done     chan struct{}
-	readerW  sync.WaitGroup
+	err     error           // why the connection ended
+	done    chan struct{}
+	readerW sync.WaitGroup
 }
 
 // Dial connects to a control server and authenticates with token.
@@ -90,17 +87,6 @@ func (c *Client) Ready() Ready { return c.ready }
 // Done is closed when the connection ends; Err then says why.
 func (c *Client) Done() <-chan struct{} { return c.done }
 
-// Received is how many events the client has read from the server so far,
-// each already pushed to every tap. Right after a Do returns, it counts
-// every event the server emitted before its reply (the server writes its
-// events and replies in order on one connection): a tap's reader that has
-// taken that many has seen them all.
-func (c *Client) Received() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.received
-}
-
 // Err reports why the connection ended, or nil while it is up.
 func (c *Client) Err() error {
 	c.mu.Lock()
@@ -127,7 +113,6 @@ func (c *Client) read(dec *json.Decoder) {
 			}
 		case m.Event != nil:
 			c.mu.Lock()
-			c.received++
 			for _, s := range c.subs[m.Event.Case] {
 				s.push(*m.Event)
 			}
@@ -242,6 +227,7 @@ type Subscription struct {
 	c           *Client
 	mu          sync.Mutex
 	queue       []Event
+	pushed      uint64 // events delivered to it so far, taken or not
 	notify      chan struct{}
 	unsubscribe func() // called with c.mu held
 	closed      chan struct{}
@@ -258,11 +244,24 @@ func newSubscription(c *Client) *Subscription {
 func (s *Subscription) push(e Event) {
 	s.mu.Lock()
 	s.queue = append(s.queue, e)
+	s.pushed++
 	s.mu.Unlock()
 	select {
 	case s.notify <- struct{}{}:
 	default:
 	}
+}
+
+// Pushed is how many events have been delivered to the subscription so far,
+// taken by Next or still queued. Right after a Do returns it counts every
+// event of the subscription's that the server emitted before its reply (the
+// server writes its events and replies in order on one connection, and the
+// client delivers each event before it reads on): a reader that has taken
+// that many from it has seen them all.
+func (s *Subscription) Pushed() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pushed
 }
 
 // Next returns the next event, waiting for one. It fails when ctx is done or

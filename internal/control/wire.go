@@ -116,7 +116,9 @@ type Arm struct {
 	Moment      fault.Moment      `json:"moment,omitzero"`
 	Disposition fault.Disposition `json:"disposition,omitzero"`
 	// OutputBytes is N for the output moment: hold once N bytes of the
-	// command's stdout were written to the channel.
+	// workload's stdout were written to the channel. Named while another
+	// moment (or none) is armed, it makes the server announce the output
+	// moment there unheld, so the case's timeline shows it.
 	OutputBytes int64 `json:"output_bytes,omitempty"`
 	// WorkloadRequest, when > 0, says the workload is the case's Nth exec
 	// or shell request (1-based, counting both), as a preflight learned it:
@@ -160,8 +162,8 @@ type Request struct {
 	Arm  *Arm   `json:"arm,omitempty"`
 	Seq  uint64 `json:"seq,omitempty"`
 	User string `json:"user,omitempty"`
-	// Probe marks a case as the rig's own probe connection: it may read the
-	// ledger through the LedgerSubsystem.
+	// Probe marks a case as the rig's own probe connection, whose sessions
+	// read the ledger (the engine's follower) and are never a tool's.
 	Probe bool `json:"probe,omitempty"`
 	// CaseKeys are authorized_keys lines accepted for this case only, in
 	// addition to the run's keys; CA is a user certificate authority

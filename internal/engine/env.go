@@ -59,8 +59,9 @@ type Env struct {
 	runs     map[string]*Run // begun and not yet finished, by case id
 	tap      *control.Subscription
 	tapDone  chan struct{}
-	// dispatched counts the events dispatch has handed to their runs;
-	// dispatchedCh is closed (and replaced) at every one, under dispatchMu.
+	// dispatched counts the events dispatch has taken from tap and handed
+	// to their runs; dispatchedCh is closed (and replaced) at every one,
+	// under dispatchMu.
 	dispatchMu   sync.Mutex
 	dispatched   uint64
 	dispatchedCh chan struct{}
@@ -214,11 +215,11 @@ func (e *Env) dispatch() {
 	}
 }
 
-// caughtUp waits until dispatch has handed on every event the control
-// client had received when it was called: after a control request's reply,
-// every event the server emitted before it has reached its run.
+// caughtUp waits until dispatch has handed on every event its tap had been
+// given when it was called: after a control request's reply, every event the
+// server emitted before it has reached its run.
 func (e *Env) caughtUp(ctx context.Context) error {
-	want := e.ctl.Received()
+	want := e.tap.Pushed()
 	for {
 		e.dispatchMu.Lock()
 		done, ch := e.dispatched >= want, e.dispatchedCh
