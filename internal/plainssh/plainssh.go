@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/gliderlabs/ssh"
 	gossh "golang.org/x/crypto/ssh"
@@ -95,13 +96,19 @@ func Start(dir string) (*Server, error) {
 	return s, nil
 }
 
-// run runs the session's command and returns its exit status; the command
-// is killed when the session's connection ends. Its stdin is copied from
+// run runs the session's command and returns its exit status; the command's
+// process group is killed when the session's connection ends. Its stdin is copied from
 // the session until the client sends EOF or the session ends, which it does
 // once the command's status is sent: the command need not wait for that.
 func (s *Server) run(sess ssh.Session, dir string) int {
 	cmd := exec.CommandContext(sess.Context(), "/bin/sh", "-c", sess.RawCommand())
 	cmd.Dir = dir
+	// The command leads a process group of its own, and the whole group is
+	// killed when the session's connection ends, as sshd's session is:
+	// killing the shell alone would leave a child holding the output open,
+	// and Wait waiting for it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.Stdout, cmd.Stderr = sess, sess.Stderr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
