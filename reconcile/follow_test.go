@@ -45,6 +45,20 @@ func newFollowRig(t *testing.T) *followRig {
 	return r
 }
 
+// follow starts a follower of the rig's ledger, closed when the test ends,
+// and a context for its readings.
+func (r *followRig) follow(t *testing.T, timeout time.Duration) (context.Context, *reconcile.Follower) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	f, err := reconcile.Follow(ctx, r.client, r.ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return ctx, f
+}
+
 func (r *followRig) append(t *testing.T, s string) {
 	t.Helper()
 	if _, err := r.f.WriteString(s); err != nil {
@@ -73,13 +87,7 @@ func lines(t *testing.T, f *reconcile.Follower, id string) string {
 func TestFollowerReadsWhatTheLedgerGains(t *testing.T) {
 	r := newFollowRig(t)
 	r.append(t, "old start 1 2\n") // before the follower: never read
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	f, err := reconcile.Follow(ctx, r.client, r.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	ctx, f := r.follow(t, 10*time.Second)
 	f.Watch("a")
 	f.Watch("old")
 	f.Watch("quiet")
@@ -125,13 +133,7 @@ func TestFollowerReadsWhatTheLedgerGains(t *testing.T) {
 // follower nothing it keeps, and one reading reads them all.
 func TestFollowerKeepsOnlyWatchedLines(t *testing.T) {
 	r := newFollowRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f, err := reconcile.Follow(ctx, r.client, r.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	_, f := r.follow(t, 30*time.Second)
 	f.Watch("mine")
 	var b strings.Builder
 	for i := range 5000 {
@@ -148,12 +150,7 @@ func TestFollowerKeepsOnlyWatchedLines(t *testing.T) {
 
 func TestFollowerBrokenStaysBroken(t *testing.T) {
 	r := newFollowRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	f, err := reconcile.Follow(ctx, r.client, r.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, f := r.follow(t, 10*time.Second)
 	f.Watch("a")
 	r.client.Close()
 	if _, err := f.Lines(ctx, "a"); err == nil {
@@ -181,13 +178,7 @@ func TestFollowNoLedger(t *testing.T) {
 // it, and the follower goes on reading what comes after it.
 func TestFollowerLongLines(t *testing.T) {
 	r := newFollowRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	f, err := reconcile.Follow(ctx, r.client, r.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	_, f := r.follow(t, 30*time.Second)
 	f.Watch("a")
 	huge := "a start " + strings.Repeat("9", 200<<10) // beyond the follower's buffer too
 	r.append(t, huge+"\na start 1 2\n")
@@ -210,12 +201,7 @@ func TestFollowerLongLines(t *testing.T) {
 
 func TestFollowerCloseTwice(t *testing.T) {
 	r := newFollowRig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	f, err := reconcile.Follow(ctx, r.client, r.ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, f := r.follow(t, 10*time.Second)
 	if err := f.Close(); err != nil {
 		t.Fatalf("first Close: %v", err)
 	}
