@@ -31,7 +31,7 @@ import (
 //	go test -run '^$' -bench BenchmarkCaseOverhead -benchtime 5x ./rig
 func BenchmarkCaseOverhead(b *testing.B) {
 	const caseRuns = 100
-	bare := startBareServer(b)
+	bare := bareTarget(b)
 	none, err := Select(DefaultMatrix(), []string{"none.exit0"})
 	if err != nil {
 		b.Fatal(err)
@@ -60,8 +60,8 @@ func BenchmarkCaseOverhead(b *testing.B) {
 		one := runRig(1)
 		many := runRig(caseRuns + 1)
 		rigCase = append(rigCase, (many-one)/caseRuns)
-		bareExec = append(bareExec, bare.mean(b, workload, caseRuns))
-		bareWrapped = append(bareWrapped, bare.mean(b, wrapped, caseRuns))
+		bareExec = append(bareExec, meanExec(b, bare, workload, caseRuns))
+		bareWrapped = append(bareWrapped, meanExec(b, bare, wrapped, caseRuns))
 	}
 	rc, be, bw := median(rigCase), median(bareExec), median(bareWrapped)
 	b.ReportMetric(ms(rc), "ms/rig-case")
@@ -79,30 +79,23 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// bareServer is an SSH server with no rig in it (package plainssh) and the
-// reference tool's target for it.
-type bareServer struct {
-	target tool.Target
-}
-
-func startBareServer(b *testing.B) *bareServer {
+// bareTarget starts an SSH server with no rig in it (package plainssh) and
+// returns the reference tool's target for it.
+func bareTarget(b *testing.B) tool.Target {
 	b.Helper()
 	srv, err := plainssh.Start(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { srv.Close() })
-	return &bareServer{target: tool.Target{
-		Addr: srv.Addr, User: "bench", Identity: srv.Identity, KnownHosts: srv.KnownHosts,
-		CorrelationID: "bench", Operation: DefaultOperation, Deadline: DefaultBudget,
-	}}
+	return tool.Target{Addr: srv.Addr, User: "bench", Identity: srv.Identity, KnownHosts: srv.KnownHosts,
+		CorrelationID: "bench", Operation: DefaultOperation, Deadline: DefaultBudget}
 }
 
-// mean runs command n times with the reference tool and returns the mean
-// time of one run; every run must succeed.
-func (s *bareServer) mean(b *testing.B, command string, n int) time.Duration {
+// meanExec runs command n times on t with the reference tool and returns the
+// mean time of one run; every run must succeed.
+func meanExec(b *testing.B, t tool.Target, command string, n int) time.Duration {
 	b.Helper()
-	t := s.target
 	t.Command = command
 	var out bytes.Buffer
 	start := time.Now()

@@ -32,11 +32,10 @@ const (
 	DefaultSettle = 5 * time.Second // for the remote command to end before the probe
 	// DefaultParallel is how many cases run at once unless told otherwise.
 	// Chosen by measurement, not by core count: a case mostly waits (a
-	// blackhole case waits out the tool's liveness deadline, c05 its whole
-	// budget), so on a 2-core machine the default matrix takes 11.7 s at 2,
-	// 5.1 s at 8, 3.3 s at 16 and 3.1 s at 81, the floor being c05's 3 s
-	// budget; and 50 consecutive runs at 16 with two CPU hogs gave every
-	// verdict exact (docs/performance.md, "The default matrix").
+	// blackhole case for the tool's liveness deadline, c05 its whole
+	// budget), and beyond 16 the default matrix gains little while every
+	// verdict stays exact under load (docs/performance.md, "The default
+	// matrix", has the figures).
 	DefaultParallel = 16
 	// maxStdout bounds what the rig keeps of a tool's stdout: a result is
 	// at most result.MaxSize, so one byte more proves it too large.

@@ -131,9 +131,9 @@ type Run struct {
 	settled chan struct{}
 	heldAt  sessionKey
 	cut     *CutRecord
-	// finishing: the run waits for its cuts to end (Finish, or its
-	// teardown); a hold the server announces from then on gets no cut (the
-	// case's end releases it), so no cut starts while they are waited for.
+	// finishing: the run waits for its cuts to end (waitCuts); a hold the
+	// server announces from then on gets no cut (the case's end releases
+	// it), so no cut starts while they are waited for.
 	finishing bool
 }
 
@@ -386,6 +386,15 @@ func (r *Run) handle(evp *control.Event) {
 	}
 }
 
+// waitCuts waits for the run's cuts to end. None starts from now on: a hold
+// announced later is the teardown's to end.
+func (r *Run) waitCuts() {
+	r.mu.Lock()
+	r.finishing = true
+	r.mu.Unlock()
+	r.cuts.Wait()
+}
+
 func (r *Run) stopWatching() { r.watchOnce.Do(func() { close(r.watchDone) }) }
 
 var closedCh = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -580,13 +589,8 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	ledger := ev.Ledger
 
 	// Our own cuts must be finished before the case ends (a release of a
-	// hold that the teardown ended would be an error), and none may start
-	// while they are waited for: a hold announced from now on is the
-	// teardown's to end.
-	r.mu.Lock()
-	r.finishing = true
-	r.mu.Unlock()
-	r.cuts.Wait()
+	// hold that the teardown ended would be an error).
+	r.waitCuts()
 	endErr := r.end(ctx)
 	r.mu.Lock()
 	ev.Events = append([]control.Event(nil), r.events...)
@@ -623,10 +627,7 @@ func (e *Env) readOverSSH(ctx context.Context, id string) (*markers.Ledger, erro
 			return l, nil
 		}
 	}
-	e.probeMu.Lock()
-	probe := e.probe
-	e.probeMu.Unlock()
-	return reconcile.ReadLedgerOf(ctx, probe, e.ready.Ledger, id)
+	return reconcile.ReadLedgerOf(ctx, e.probe, e.ready.Ledger, id)
 }
 
 // truthOf is the truth about id from its two sources, the ledger (read over
@@ -710,10 +711,7 @@ func (r *Run) closeLocalOnce() {
 	}
 	r.stopWatching()
 	r.cancel()
-	r.mu.Lock()
-	r.finishing = true // no cut starts while they are waited for
-	r.mu.Unlock()
-	r.cuts.Wait()
+	r.waitCuts()
 	if r.cutter != nil {
 		r.cutter.Close()
 	}

@@ -47,8 +47,7 @@ type Env struct {
 	toolKey  gossh.Signer
 	ca       gossh.Signer // signs case certificates
 	probeID  string
-	probe    *gossh.Client
-	probeMu  sync.Mutex
+	probe    *gossh.Client // set by Start, read-only after
 	// follower reads the ledger's new lines over the probe connection for
 	// each truth; nil where the target's shell could not start it, and
 	// then every reading opens a session of its own.

@@ -61,9 +61,6 @@ func both(step, rule string) []Case {
 	return []Case{{step + ".reset", rule}, {step + ".blackhole", rule}}
 }
 
-// steps joins lists of step cases.
-func steps(lists ...[]Case) []Case { return slices.Concat(lists...) }
-
 var (
 	openssh = []string{"ssh"}
 	sftp    = []string{"ssh", "sftp"}
@@ -85,7 +82,7 @@ func Wrappers() []Wrapper {
 			// session, cut before its exec left: nothing ran, yet ssh's 255
 			// (reset) is "succeeded", its timeout's 137 (blackhole: ssh is
 			// killed before its keepalives give up) the script's failure.
-			Steps: steps(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
+			Steps: slices.Concat(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
 				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
 				both("step.09-session", verdict.RuleUnsafeCategory))},
 		{Script: "docs/examples/sftp-cleanup-naive.sh", Needs: sftp,
@@ -95,7 +92,7 @@ func Wrappers() []Wrapper {
 			// Its defect lies only after the workload: the cleanup's session
 			// and exec (moment cleanup-step), where the workload's own result
 			// is known. Every step before the workload passes.
-			Steps: steps(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
+			Steps: slices.Concat(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
 				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
 				both("step.09-session", ""),
 				both("step.12-session", verdict.RuleUnsafeCategory), both("step.13-exec", verdict.RuleUnsafeCategory))},
@@ -108,7 +105,7 @@ func Wrappers() []Wrapper {
 			// and the run's session cut before its exec left nothing sent,
 			// so the retry is the first attempt (docs/matrix.md) and its
 			// result, succeeded, is exact.
-			Steps: steps(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
+			Steps: slices.Concat(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
 				both("step.06-sftp-write", ""), both("step.07-sftp-setstat", ""), both("step.08-sftp-close", ""),
 				both("step.upload-64B", ""), both("step.10-session", ""))},
 		{Script: "docs/examples/scp-legacy-honest.sh", Needs: scp},
@@ -119,7 +116,7 @@ func Wrappers() []Wrapper {
 			// Every step is before the workload: the copy (scp -t, and the
 			// file cut after 64 bytes) and the run's session. Nothing ran,
 			// yet scp's 1, ssh's 255 or timeout's 137 is "confirmed_failure".
-			Steps: steps(both("step.03-exec", verdict.RuleUnsafeCategory), both("step.upload-64B", verdict.RuleUnsafeCategory),
+			Steps: slices.Concat(both("step.03-exec", verdict.RuleUnsafeCategory), both("step.upload-64B", verdict.RuleUnsafeCategory),
 				both("step.05-session", verdict.RuleUnsafeCategory))},
 		{Script: "docs/examples/controlmaster-honest.sh", Needs: openssh},
 		{Script: "docs/examples/controlmaster-naive.sh", Needs: openssh,
@@ -131,7 +128,7 @@ func Wrappers() []Wrapper {
 			// true. At the session, reset kills the master and the client
 			// connects on its own and runs the command once (succeeded);
 			// blackhole holds it until its timeout kills it (local_failure).
-			Steps: steps(both("step.03-exec", ""), both("step.04-session", ""))},
+			Steps: slices.Concat(both("step.03-exec", ""), both("step.04-session", ""))},
 		{Script: "docs/examples/plink-honest.sh", Needs: plink},
 		{Script: "docs/examples/plink-naive.sh", Needs: plink,
 			Defect: "plink's exit status is taken for the command's",

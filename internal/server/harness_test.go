@@ -319,16 +319,26 @@ func find(events []control.Event, kind control.EventKind) []control.Event {
 // cutAndRelease arms c to cut its connection with kind at the holding moment
 // and release the hold once the server saw its transport drop.
 func (c *tcase) cutAndRelease(kind fault.Cut) {
+	c.releaseHolds(func(ctx context.Context, e control.Event) {
+		if _, err := c.cut.Cut(ctx, e.Conn, kind, e.Sent); err != nil {
+			c.r.t.Errorf("cut: %v", err)
+		}
+		c.waitFor(ctx, func(x control.Event) bool { return x.Kind == control.TransportLost && x.Conn == e.Conn })
+	})
+}
+
+// releaseHolds releases every hold of the case as soon as it is announced,
+// after first (when not nil) has done what it does there.
+func (c *tcase) releaseHolds(first func(context.Context, control.Event)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.onHold = func(e control.Event) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			if _, err := c.cut.Cut(ctx, e.Conn, kind, e.Sent); err != nil {
-				c.r.t.Errorf("cut: %v", err)
+			if first != nil {
+				first(ctx, e)
 			}
-			c.waitFor(ctx, func(x control.Event) bool { return x.Kind == control.TransportLost && x.Conn == e.Conn })
 			if err := c.r.ctl.Do(ctx, control.Request{Op: control.OpRelease, Case: c.id, Seq: e.Seq}); err != nil {
 				c.r.t.Errorf("release: %v", err)
 			}

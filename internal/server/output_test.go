@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 	"time"
@@ -31,7 +30,7 @@ func TestOutputAnnouncedUnheld(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := r.newCase(tc.arm, nil)
-			c.releaseHolds()
+			c.releaseHolds(nil) // cut nothing
 			cfg := &gossh.ClientConfig{User: testUser, Auth: []gossh.AuthMethod{gossh.PublicKeys(r.signer)},
 				HostKeyCallback: gossh.FixedHostKey(r.srv.HostKey()), Timeout: 10 * time.Second}
 			client, err := gossh.Dial("tcp", c.addr, cfg)
@@ -72,21 +71,5 @@ func TestOutputAnnouncedUnheld(t *testing.T) {
 				t.Errorf("moments in order %v, want output between started and finished", order)
 			}
 		})
-	}
-}
-
-// releaseHolds releases every hold of the case as soon as it is announced,
-// cutting nothing.
-func (c *tcase) releaseHolds() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.onHold = func(e control.Event) {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			if err := c.r.ctl.Do(ctx, control.Request{Op: control.OpRelease, Case: c.id, Seq: e.Seq}); err != nil {
-				c.r.t.Errorf("release: %v", err)
-			}
-		}()
 	}
 }
