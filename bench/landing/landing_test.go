@@ -17,7 +17,15 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain fails the package if a test left a goroutine behind, but one of
+// Toxiproxy's own: in v2.5.0 a timeout toxic stops reading once its timeout
+// closed the connection, and a chunk that reaches the stage before it after
+// that leaves that stage (NoopToxic.Pipe) blocked on its send for good. It
+// is the injector under comparison leaking, per connection, not this
+// benchmark; every other goroutine is still checked.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe"))
+}
 
 var sideRuns = flag.Int("landing.runs", 3, "runs per moment and injector in TestSideBySide")
 
