@@ -1,4 +1,4 @@
-package containers
+package containers_test
 
 import (
 	"context"
@@ -12,40 +12,42 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
-	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/containers"
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/rig"
+	"github.com/sshrig/sshrig/target"
 	"github.com/sshrig/sshrig/tool"
 )
 
-func selectCases(t testing.TB, globs []string) []rig.Case {
+func selectCases(t testing.TB, globs []string) []matrix.Case {
 	t.Helper()
-	cases, err := rig.Select(rig.DefaultMatrix(), globs)
+	cases, err := matrix.Select(matrix.DefaultMatrix(), globs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cases
 }
 
-func runRig(t testing.TB, o rig.Options) (*rig.Report, time.Duration) {
+func runRig(t testing.TB, o rig.Options) (*report.Report, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()
 	rep, err := rig.Run(ctx, o)
 	if err != nil {
-		t.Fatalf("run on %s: %v", o.Target, err)
+		t.Fatalf("run on %s: %v", o.Target.Name(), err)
 	}
 	return rep, time.Since(start)
 }
 
 // noContainersOf fails when anything labelled with l's run id remains.
-func noContainersOf(t testing.TB, l *Launcher) {
+func noContainersOf(t testing.TB, l *containers.Launcher) {
 	t.Helper()
-	if left := rigContainers(t, LabelRun+"="+l.ID()); len(left) > 0 {
+	if left := containers.RigContainers(t, containers.LabelRun+"="+l.ID()); len(left) > 0 {
 		t.Errorf("containers of run %s left behind: %v", l.ID(), left)
 	}
 }
@@ -54,12 +56,12 @@ func noContainersOf(t testing.TB, l *Launcher) {
 // the container target, and every case gets the same verdict and truth as
 // on embedded. The two whole-matrix times are measured here, in one run.
 func TestMatrixSameAsEmbedded(t *testing.T) {
-	needDocker(t)
-	l := newLauncher(t)
+	containers.NeedDocker(t)
+	l := containers.NewLauncher(t)
 	if _, err := l.Prepare(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	cases := rig.DefaultMatrix()
+	cases := matrix.DefaultMatrix()
 	onContainer, dc := runRig(t, rig.Options{Tool: tools.Reference{}, Cases: cases, Target: rig.Container(l)})
 	noContainersOf(t, l) // acceptance 3: after a normal run
 	onEmbedded, de := runRig(t, rig.Options{Tool: tools.Reference{}, Cases: cases})
@@ -77,7 +79,7 @@ func TestMatrixSameAsEmbedded(t *testing.T) {
 		if c.ID != e.ID {
 			t.Fatalf("case %d: %s on container, %s on embedded", i, c.ID, e.ID)
 		}
-		if c.Verdict != rig.Pass && c.Verdict != rig.Skipped {
+		if c.Verdict != report.Pass && c.Verdict != report.Skipped {
 			t.Errorf("%s on container: %s %v %s", c.ID, c.Verdict, c.Violations, c.Reason)
 		}
 		if c.Verdict != e.Verdict {
@@ -92,7 +94,7 @@ func TestMatrixSameAsEmbedded(t *testing.T) {
 	}
 }
 
-func truth(c rig.CaseReport) string {
+func truth(c report.CaseReport) string {
 	if c.Truth == nil {
 		return "none"
 	}
@@ -107,12 +109,12 @@ func truth(c rig.CaseReport) string {
 // assertion that must catch it. Acceptance 3: each failed run leaves no
 // container behind.
 func TestMutantsCaught(t *testing.T) {
-	needDocker(t)
-	cases := selectCases(t, rig.MutantCases())
+	containers.NeedDocker(t)
+	cases := selectCases(t, matrix.MutantCases())
 	for _, m := range tools.Mutants() {
 		t.Run(m.Name(), func(t *testing.T) {
 			t.Parallel()
-			l := newLauncher(t)
+			l := containers.NewLauncher(t)
 			rep, _ := runRig(t, rig.Options{Tool: m, Cases: cases, Target: rig.Container(l)})
 			noContainersOf(t, l)
 			if rep.Summary.Fail == 0 {
@@ -134,13 +136,13 @@ func TestMutantsCaught(t *testing.T) {
 // with the container's state and last log lines in their reason; the run
 // still ends with a report, and the dead container is removed.
 func TestContainerDiesMidRun(t *testing.T) {
-	needDocker(t)
-	l := newLauncher(t)
-	cli := testClient(t)
+	containers.NeedDocker(t)
+	l := containers.NewLauncher(t)
+	cli := containers.TestClient(t)
 	killer := &killTool{inner: tools.Reference{}, n: 3, kill: func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		list, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: labelFilter(LabelRun + "=" + l.ID())})
+		list, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: containers.LabelFilter(containers.LabelRun + "=" + l.ID())})
 		if err != nil || len(list.Items) != 1 {
 			t.Errorf("the run's container: %v, %d found", err, len(list.Items))
 			return
@@ -168,11 +170,11 @@ func TestContainerDiesMidRun(t *testing.T) {
 	noContainersOf(t, l)
 	t.Log(rep.SummaryLine())
 	t.Logf("%s: %s", rep.Cases[len(rep.Cases)-1].ID, rep.Cases[len(rep.Cases)-1].Reason)
-	if rep.Cases[0].Verdict != rig.Pass {
+	if rep.Cases[0].Verdict != report.Pass {
 		t.Errorf("%s, before the kill: %s %s", rep.Cases[0].ID, rep.Cases[0].Verdict, rep.Cases[0].Reason)
 	}
 	for _, c := range rep.Cases[1:] {
-		if c.Verdict != rig.Inconclusive {
+		if c.Verdict != report.Inconclusive {
 			t.Errorf("%s, after the kill: %s, want inconclusive", c.ID, c.Verdict)
 			continue
 		}
@@ -220,18 +222,18 @@ func (k *killTool) Run(ctx context.Context, t tool.Target, stdout, stderr io.Wri
 // exactly the SSH and control ports published, on 127.0.0.1 only. Checked on
 // the running container and, from the inside, on the server process.
 func TestLeastPrivilege(t *testing.T) {
-	needDocker(t)
+	containers.NeedDocker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	l := newLauncher(t)
+	l := containers.NewLauncher(t)
 	ep, err := l.Launch(ctx, []byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ep.Stop()
 	checkEndpoint(t, ep)
-	cli := testClient(t)
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: labelFilter(LabelRun + "=" + l.ID())})
+	cli := containers.TestClient(t)
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{Filters: containers.LabelFilter(containers.LabelRun + "=" + l.ID())})
 	if err != nil || len(list.Items) != 1 {
 		t.Fatalf("the container: %v, %d found", err, len(list.Items))
 	}
@@ -244,8 +246,10 @@ func TestLeastPrivilege(t *testing.T) {
 	if h.Privileged {
 		t.Error("privileged")
 	}
-	if len(h.CapDrop) != 1 || h.CapDrop[0] != "ALL" || len(h.CapAdd) != 0 {
-		t.Errorf("capabilities: drop %v, add %v; want drop [ALL], add none", h.CapDrop, h.CapAdd)
+	// CAP_SYS_ADMIN only opens Docker's seccomp profile to the user and
+	// mount namespaces of each case's host: the server runs as nobody.
+	if len(h.CapDrop) != 1 || h.CapDrop[0] != "ALL" || len(h.CapAdd) != 1 || strings.TrimPrefix(h.CapAdd[0], "CAP_") != "SYS_ADMIN" {
+		t.Errorf("capabilities: drop %v, add %v; want drop [ALL], add [CAP_SYS_ADMIN]", h.CapDrop, h.CapAdd)
 	}
 	if !strings.Contains(strings.Join(h.SecurityOpt, ","), "no-new-privileges") {
 		t.Errorf("security options %v lack no-new-privileges", h.SecurityOpt)
@@ -256,8 +260,8 @@ func TestLeastPrivilege(t *testing.T) {
 	if h.Init == nil || !*h.Init {
 		t.Error("no init process")
 	}
-	if c.Config.User != User {
-		t.Errorf("user %q, want %q", c.Config.User, User)
+	if c.Config.User != containers.User {
+		t.Errorf("user %q, want %q", c.Config.User, containers.User)
 	}
 	if len(h.Binds) > 0 || len(h.Mounts) > 0 || len(h.VolumesFrom) > 0 {
 		t.Errorf("host mounts: binds %v, mounts %v, volumes-from %v", h.Binds, h.Mounts, h.VolumesFrom)
@@ -275,10 +279,11 @@ func TestLeastPrivilege(t *testing.T) {
 	if h.PublishAllPorts || h.NetworkMode == "host" {
 		t.Errorf("publish all %v, network mode %s", h.PublishAllPorts, h.NetworkMode)
 	}
-	checkPublished(t, c)
+	containers.CheckPublished(t, c)
 
-	// From the inside: the server (the ready line's pid) has no capability
-	// at all, cannot gain any, and is not root.
+	// From the inside: the server (the ready line's pid) has no capability,
+	// cannot gain any, and is not root. Its bounding set keeps
+	// CAP_SYS_ADMIN (bit 21) for the commands' own user namespaces only.
 	var pid string
 	for _, line := range strings.Split(ep.Logs(), "\n") {
 		var r struct {
@@ -291,11 +296,11 @@ func TestLeastPrivilege(t *testing.T) {
 	if pid == "" {
 		t.Fatalf("no ready line in the logs: %q", ep.Logs())
 	}
-	status, err := readFile(ctx, cli, c.ID, "/proc/"+pid+"/status")
+	status, err := containers.ReadFile(ctx, cli, c.ID, "/proc/"+pid+"/status")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapBnd:\t0000000000000000", "NoNewPrivs:\t1", "Uid:\t65534\t65534\t65534\t65534"} {
+	for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "CapBnd:\t0000000000200000", "NoNewPrivs:\t1", "Uid:\t65534\t65534\t65534\t65534"} {
 		if !strings.Contains(string(status), want) {
 			t.Errorf("server process (pid %s) status lacks %q:\n%s", pid, want, status)
 		}
@@ -311,12 +316,12 @@ func TestLeastPrivilege(t *testing.T) {
 
 // checkEndpoint: every field of the Endpoint is set, and the addresses are
 // on loopback.
-func checkEndpoint(t *testing.T, ep *engine.Endpoint) {
+func checkEndpoint(t *testing.T, ep *target.Endpoint) {
 	t.Helper()
 	if !strings.HasPrefix(ep.SSHAddr, "127.0.0.1:") || !strings.HasPrefix(ep.ControlAddr, "127.0.0.1:") {
 		t.Errorf("addresses %s, %s: want 127.0.0.1", ep.SSHAddr, ep.ControlAddr)
 	}
-	if !strings.HasPrefix(ep.Where, "container ") || !strings.Contains(ep.Where, "(image "+ImageRepo+":") {
+	if !strings.HasPrefix(ep.Where, "container ") || !strings.Contains(ep.Where, "(image "+containers.ImageRepo+":") {
 		t.Errorf("where %q", ep.Where)
 	}
 	if ep.Stop == nil || ep.Logs == nil || ep.ReadLedger == nil || ep.Alive == nil {
@@ -329,26 +334,5 @@ func checkEndpoint(t *testing.T, ep *engine.Endpoint) {
 	}
 	if _, err := ep.ReadLedger(ctx); err != nil {
 		t.Errorf("ledger: %v", err)
-	}
-}
-
-// checkPublished: exactly the SSH and control ports are published, on
-// 127.0.0.1 only.
-func checkPublished(t *testing.T, c container.InspectResponse) {
-	t.Helper()
-	published := map[string]bool{}
-	for port, bindings := range c.NetworkSettings.Ports {
-		for _, b := range bindings {
-			published[port.String()] = true
-			if b.HostIP.String() != "127.0.0.1" {
-				t.Errorf("port %s published on %s, want 127.0.0.1 only", port, b.HostIP)
-			}
-		}
-	}
-	if len(published) != 2 || !published[SSHPort] || !published[ControlPort] {
-		t.Errorf("published ports %v, want exactly %s and %s", published, SSHPort, ControlPort)
-	}
-	if c.HostConfig.PublishAllPorts {
-		t.Error("every exposed port is published")
 	}
 }

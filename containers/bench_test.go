@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/moby/moby/client"
-
-	"github.com/sshrig/sshrig/internal/tools"
-	"github.com/sshrig/sshrig/rig"
 )
 
 // BenchmarkColdImageBuild removes the server image, then prepares it again:
@@ -68,33 +65,6 @@ func BenchmarkStartToReady(b *testing.B) {
 	}
 	reportDurations(b, ready, "ready")
 	reportDurations(b, stop, "stop")
-}
-
-// BenchmarkMatrix runs the whole default matrix with the reference tool,
-// two cases at once, on each target in turn.
-//
-//	go test -run '^$' -bench Matrix -benchtime 3x ./containers
-func BenchmarkMatrix(b *testing.B) {
-	needDocker(b)
-	l := newLauncher(b)
-	l.Progress = nil
-	if _, err := l.Prepare(context.Background()); err != nil {
-		b.Fatal(err)
-	}
-	for _, target := range []rig.Target{rig.Embedded(), rig.Container(l)} {
-		b.Run(target.Name(), func(b *testing.B) {
-			var times []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				rep, err := rig.Run(context.Background(), rig.Options{Tool: tools.Reference{}, Cases: rig.DefaultMatrix(), Target: target})
-				if err != nil || rep.Summary.Pass != rep.Summary.Executed() {
-					b.Fatalf("%v %v", err, rep.SummaryLine())
-				}
-				times = append(times, time.Since(start))
-			}
-			reportDurations(b, times, "matrix")
-		})
-	}
 }
 
 // reportDurations reports the median and the largest of ds, in seconds.

@@ -15,24 +15,20 @@ import (
 	"github.com/sshrig/sshrig/internal/engine"
 )
 
-// leftovers lists the rig's containers that were not in before, with the
-// client and, when the docker CLI is installed, with the command
-// docs/containers.md shows: docker ps -a --filter label=org.sshrig.rig=true
-func leftovers(t *testing.T, before map[string]bool) []string {
+// leftovers lists the containers of the run labelled runID, with the client
+// and, when the docker CLI is installed, with the command docs/containers.md
+// shows: docker ps -a --filter label=org.sshrig.run=ID. Other runs' on the
+// same engine (another test run's, another user's) are none of its business.
+func leftovers(t *testing.T, runID string) []string {
 	t.Helper()
-	var left []string
-	for _, c := range rigContainers(t) {
-		if !before[strings.Fields(c)[0]] {
-			left = append(left, c)
-		}
-	}
+	left := rigContainers(t, LabelRun+"="+runID)
 	if docker, err := exec.LookPath("docker"); err == nil {
-		out, err := exec.Command(docker, "ps", "-a", "--filter", "label=org.sshrig.rig=true", "--format", "{{.ID}}").Output()
+		out, err := exec.Command(docker, "ps", "-a", "--filter", "label="+LabelRun+"="+runID, "--format", "{{.ID}}").Output()
 		if err != nil {
 			t.Errorf("docker ps: %v", err)
 		}
 		for _, id := range strings.Fields(string(out)) {
-			if !before[id] && !strings.Contains(strings.Join(left, " "), id) {
+			if !strings.Contains(strings.Join(left, " "), id) {
 				left = append(left, id+" (docker ps)")
 			}
 		}
@@ -40,23 +36,18 @@ func leftovers(t *testing.T, before map[string]bool) []string {
 	return left
 }
 
-func rigContainerSet(t *testing.T) map[string]bool {
-	set := map[string]bool{}
-	for _, c := range rigContainers(t) {
-		set[strings.Fields(c)[0]] = true
-	}
-	if len(set) > 0 {
-		t.Logf("rig containers already there (not this test's): %v", set)
-	}
-	return set
+// testRunID is a run id for a CLI run of this test, unique to this test run.
+func testRunID(t *testing.T) string {
+	return newLauncher(t).ID()
 }
 
 // Acceptance 3: runs of the CLI interrupted by SIGINT (or SIGTERM) at a
 // random point — while the container starts, during the preflight and
-// first cases, later in the matrix — exit 3 and leave no container behind.
+// first cases, later in the matrix — exit 3 (before any case ran) or 130
+// (once cases ran, with the report of what was judged) and leave no
+// container behind.
 func TestInterruptedRunsLeaveNothing(t *testing.T) {
 	needDocker(t)
-	before := rigContainerSet(t)
 	for _, tc := range []struct {
 		name  string
 		sig   os.Signal
@@ -70,7 +61,8 @@ func TestInterruptedRunsLeaveNothing(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// docs/containers.md: sshrig run --target container --server-binary PATH
-			s := startSshrig(t, "run", "--target", "container", "--server-binary", staticBin, "--out", filepath.Join(t.TempDir(), "run"))
+			runID := testRunID(t)
+			s := startSshrig(t, "run", "--target", "container", "--server-binary", staticBin, "--run-id", runID, "--out", filepath.Join(t.TempDir(), "run"))
 			if tc.after != "" {
 				s.waitLine(t, tc.after)
 			}
@@ -91,11 +83,13 @@ func TestInterruptedRunsLeaveNothing(t *testing.T) {
 				t.Fatalf("sshrig still running a minute after %s; stderr:\n%s", tc.sig, s.stderr())
 			}
 			t.Logf("%s %s after %q: exit %d; stderr ends:\n%s", tc.sig, delay.Round(time.Millisecond), tc.after, code, tail(s.stderr(), 4))
-			// -1: the signal came before the CLI handled signals at all.
-			if code != 3 && code != -1 {
-				t.Errorf("exit %d after %s, want 3", code, tc.sig)
+			// -1: the signal came before the CLI handled signals at all;
+			// 3: before any case ran (nothing judged); 130: once cases ran
+			// (the report holds what was judged, marked interrupted).
+			if code != 3 && code != 130 && code != -1 {
+				t.Errorf("exit %d after %s, want 3 or 130", code, tc.sig)
 			}
-			if left := leftovers(t, before); len(left) > 0 {
+			if left := leftovers(t, runID); len(left) > 0 {
 				t.Errorf("containers left behind: %v", left)
 			}
 		})
@@ -110,14 +104,16 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// A run killed with SIGKILL cannot clean up; `sshrig gc` removes what it
-// left, and says so.
+// A run killed with SIGKILL cannot clean up; `sshrig gc --run ID` removes
+// what it left, and says so, and nothing of another run: the test removes
+// only what it created, whatever else the engine holds.
 func TestGCRemovesWhatAKilledRunLeft(t *testing.T) {
 	needDocker(t)
-	before := rigContainerSet(t)
-	// docs/containers.md: ./sshrig run --target container (the static build
-	// runs itself in the container: no --server-binary)
-	s := startSshrig(t, "run", "--target", "container", "--out", filepath.Join(t.TempDir(), "run"))
+	// docs/containers.md: ./sshrig run --target container --run-id ID (the
+	// static build runs itself in the container: no --server-binary)
+	runID := testRunID(t)
+	s := startSshrig(t, "run", "--target", "container", "--run-id", runID, "--out", filepath.Join(t.TempDir(), "run"))
+	s.waitLine(t, "labelled "+LabelRun+"="+runID+" ('sshrig gc --run "+runID+"'")
 	line := s.waitLine(t, ") ready in ")
 	f := strings.Fields(line) // sshrig: container <id> (<image>) ready in …
 	if len(f) < 3 || f[1] != "container" {
@@ -126,15 +122,24 @@ func TestGCRemovesWhatAKilledRunLeft(t *testing.T) {
 	id := f[2]
 	s.cmd.Process.Kill()
 	s.wait()
-	if left := leftovers(t, before); len(left) != 1 || !strings.HasPrefix(left[0], id) {
+	if left := leftovers(t, runID); len(left) != 1 || !strings.HasPrefix(left[0], id) {
 		t.Fatalf("after SIGKILL, want container %s left, found %v", id, left)
 	}
-	// docs/containers.md: sshrig gc
-	r := sshrig(t, nil, "gc")
-	if r.code != 0 || !strings.Contains(r.stdout, "removed container "+id) {
-		t.Errorf("gc: exit %d, output %q; want exit 0 and the container %s named", r.code, r.stdout, id)
+	// Another run's gc leaves it alone.
+	other := testRunID(t)
+	r := sshrig(t, nil, "gc", "--run", other)
+	if r.code != 0 || r.stdout != "nothing to remove of run "+other+"\n" {
+		t.Errorf("gc --run %s: exit %d, output %q; want exit 0 and nothing removed", other, r.code, r.stdout)
 	}
-	if left := leftovers(t, before); len(left) > 0 {
+	if left := leftovers(t, runID); len(left) != 1 {
+		t.Fatalf("gc of another run removed this run's container: %v left", left)
+	}
+	// docs/containers.md: sshrig gc --run ID
+	r = sshrig(t, nil, "gc", "--run", runID)
+	if r.code != 0 || !strings.Contains(r.stdout, "removed container "+id) || !strings.Contains(r.stdout, " run "+runID+"\n") || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("gc --run %s: exit %d, output %q; want exit 0 and the container %s named, alone", runID, r.code, r.stdout, id)
+	}
+	if left := leftovers(t, runID); len(left) > 0 {
 		t.Errorf("after gc: %v", left)
 	}
 }
@@ -164,7 +169,7 @@ func TestNoDocker(t *testing.T) {
 	if r.code != 3 || !strings.Contains(r.stderr, "no Docker engine") || !strings.Contains(r.stderr, "--target embedded") {
 		t.Errorf("run --image without Docker: exit %d, stderr %q", r.code, r.stderr)
 	}
-	r = sshrig(t, env, "gc")
+	r = sshrig(t, env, "gc", "--run", "no-such-run")
 	if r.code != 3 || !strings.Contains(r.stderr, "no Docker engine") {
 		t.Errorf("gc without Docker: exit %d, stderr %q", r.code, r.stderr)
 	}

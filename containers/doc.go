@@ -9,7 +9,9 @@
 //     binary), built from a context assembled here, tagged by content hash
 //     so repeated runs reuse it, and never pulled from a registry;
 //   - the container: least privilege (no host mounts, not privileged, every
-//     capability dropped, no-new-privileges, read-only root with tmpfs
+//     capability dropped but CAP_SYS_ADMIN kept in the bounding set for the
+//     commands' own user and mount namespaces (the server, as nobody, holds
+//     none), no-new-privileges, read-only root with tmpfs
 //     /scratch and /tmp, an unprivileged user), the SSH and control ports
 //     published on 127.0.0.1 only, waited for on the server's ready line;
 //   - the Endpoint the engine drives: addresses, logs, liveness, and an

@@ -69,7 +69,7 @@ func dockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
 			return nil, noDocker(err)
 		}
 	}
-	cli, err := testcontainers.NewDockerClientWithOpts(pctx)
+	cli, err := newDockerClient(ctx)
 	if err == nil {
 		if _, err = cli.Ping(pctx, client.PingOptions{}); err != nil {
 			cli.Close()
@@ -82,6 +82,22 @@ func dockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
 		return nil, noDocker(err)
 	}
 	return cli, nil
+}
+
+// newDockerClient is testcontainers' client, whose first call finds the
+// engine once per process and panics when that look-up fails, as it does
+// when its context ends (a Ctrl-C while the run starts). The look-up gets
+// the caller's values and a deadline but not its cancellation, and a panic
+// left anyway is an error.
+func newDockerClient(ctx context.Context) (cli *testcontainers.DockerClient, err error) {
+	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			cli, err = nil, fmt.Errorf("finding the Docker engine: %v", p)
+		}
+	}()
+	return testcontainers.NewDockerClientWithOpts(hctx)
 }
 
 func noDocker(cause error) error {

@@ -37,12 +37,26 @@ type GCOptions struct {
 	// Images also removes the cached server images (the next run then
 	// builds its image again).
 	Images bool
+	// Run, when set, limits GC to what the run of this id created (the
+	// LabelRun a Launcher's RunID sets): the containers of that run and,
+	// with Images, the images it built. Another run's, or another user's on
+	// a shared engine, stay.
+	Run string
+}
+
+// filter selects the rig's objects, of one run when o.Run is set.
+func (o GCOptions) filter() client.Filters {
+	if o.Run != "" {
+		return labelFilter(LabelRig+"=true", LabelRun+"="+o.Run)
+	}
+	return labelFilter(LabelRig + "=true")
 }
 
 // GC removes every container labelled LabelRig=true, running or not, and
 // with o.Images every image so labelled: whatever a crashed or killed run
 // left behind. It also removes the containers of runs still in progress.
-// Without a Docker engine the error wraps ErrNoDocker.
+// With o.Run it removes only that run's. Without a Docker engine the error
+// wraps ErrNoDocker.
 func GC(ctx context.Context, o GCOptions) ([]Removed, error) {
 	cli, err := dockerClient(ctx)
 	if err != nil {
@@ -51,7 +65,7 @@ func GC(ctx context.Context, o GCOptions) ([]Removed, error) {
 	defer cli.Close()
 	var removed []Removed
 	var errs []error
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: labelFilter(LabelRig + "=true")})
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: o.filter()})
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
@@ -70,7 +84,7 @@ func GC(ctx context.Context, o GCOptions) ([]Removed, error) {
 	if !o.Images {
 		return removed, errors.Join(errs...)
 	}
-	imgs, err := cli.ImageList(ctx, client.ImageListOptions{Filters: labelFilter(LabelRig + "=true")})
+	imgs, err := cli.ImageList(ctx, client.ImageListOptions{Filters: o.filter()})
 	if err != nil {
 		return removed, errors.Join(append(errs, fmt.Errorf("list images: %w", err))...)
 	}

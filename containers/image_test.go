@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
@@ -90,24 +91,37 @@ func TestBusyboxMissingOrDynamic(t *testing.T) {
 }
 
 // The image is built once, then reused: its tag is a hash of its content.
-// The first preparation here is cold: `sshrig gc --images` removed every
-// image of the rig before it.
+// The first preparation here is cold: the server binary is the static build
+// with bytes of this test run's own appended, content no other run has.
+// `sshrig gc --images --run ID` then removes that image, and no other.
 func TestImageBuiltOnceThenReused(t *testing.T) {
 	needDocker(t)
-	// docs/containers.md: sshrig gc --images
-	r := sshrig(t, nil, "gc", "--images")
-	if r.code != 0 {
-		t.Fatalf("gc --images: exit %d", r.code)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// A bound, not a wait: hashing and sending the build context takes
+	// minutes under -race on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	l := newLauncher(t)
+	l.ServerBinary = filepath.Join(t.TempDir(), "sshrig")
+	b, err := os.ReadFile(staticBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(l.ServerBinary, append(b, "\nsshrig test run "+l.ID()+"\n"...), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	first, err := l.Prepare(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		// docs/containers.md: sshrig gc --images --run ID
+		r := sshrig(t, nil, "gc", "--images", "--run", l.ID())
+		if want := " " + first.Tag + " run " + l.ID() + "\n"; r.code != 0 || !strings.HasPrefix(r.stdout, "removed image ") || !strings.HasSuffix(r.stdout, want) || strings.Count(r.stdout, "\n") != 1 {
+			t.Errorf("gc --images --run %s: exit %d, output %q; want exit 0 and one line, the image %s", l.ID(), r.code, r.stdout, first.Tag)
+		}
+	})
 	if !first.Built || first.BuildTime <= 0 {
-		t.Fatalf("first preparation after gc --images: %+v, want built", first)
+		t.Fatalf("first preparation of content never built before: %+v, want built", first)
 	}
 	t.Logf("cold image build (FROM scratch, busybox, sshrig): %.2fs", first.BuildTime.Seconds())
 	cli := testClient(t)
@@ -120,7 +134,7 @@ func TestImageBuiltOnceThenReused(t *testing.T) {
 			t.Errorf("image label %s: want %q, labels %v", k, v, img.Config)
 		}
 	}
-	for _, again := range []*Launcher{l, newLauncher(t)} {
+	for _, again := range []*Launcher{l, {ServerBinary: l.ServerBinary, RunID: newLauncher(t).ID()}} {
 		second, err := again.Prepare(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -131,7 +145,6 @@ func TestImageBuiltOnceThenReused(t *testing.T) {
 	}
 	// Another binary is other content: another tag.
 	other := filepath.Join(t.TempDir(), "sshrig")
-	b, _ := os.ReadFile(staticBin)
 	os.WriteFile(other, append(b, 0), 0o755)
 	bc, err := (&Launcher{ServerBinary: other}).context(ctx, cli, other, mustBusybox(t))
 	if err != nil {
@@ -227,5 +240,26 @@ func TestBaseImage(t *testing.T) {
 	}
 	if left := rigContainers(t, LabelRun+"=test-base-image"); len(left) > 0 {
 		t.Errorf("the /bin/sh check left %v", left)
+	}
+}
+
+// checkPublished: exactly the SSH and control ports are published, on
+// 127.0.0.1 only.
+func checkPublished(t *testing.T, c container.InspectResponse) {
+	t.Helper()
+	published := map[string]bool{}
+	for port, bindings := range c.NetworkSettings.Ports {
+		for _, b := range bindings {
+			published[port.String()] = true
+			if b.HostIP.String() != "127.0.0.1" {
+				t.Errorf("port %s published on %s, want 127.0.0.1 only", port, b.HostIP)
+			}
+		}
+	}
+	if len(published) != 2 || !published[SSHPort] || !published[ControlPort] {
+		t.Errorf("published ports %v, want exactly %s and %s", published, SSHPort, ControlPort)
+	}
+	if c.HostConfig.PublishAllPorts {
+		t.Error("every exposed port is published")
 	}
 }

@@ -26,8 +26,8 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/wait"
 
-	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/server"
+	"github.com/sshrig/sshrig/target"
 )
 
 // Ports the server listens on inside the container. They are published on
@@ -86,7 +86,7 @@ type Launcher struct {
 	n     atomic.Int64
 }
 
-var _ engine.Launcher = (*Launcher)(nil)
+var _ target.Launcher = (*Launcher)(nil)
 
 func (l *Launcher) runID() string {
 	l.idMu.Lock()
@@ -108,10 +108,10 @@ func (l *Launcher) progressf(format string, args ...any) {
 	}
 }
 
-// Launch implements engine.Launcher: it prepares the image (once), starts a
+// Launch implements target.Launcher: it prepares the image (once), starts a
 // container and waits for the server's ready line. A failed or interrupted
 // launch leaves no container behind.
-func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *engine.Endpoint, err error) {
+func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *target.Endpoint, err error) {
 	img, err := l.Prepare(ctx)
 	if err != nil {
 		return nil, err
@@ -127,50 +127,8 @@ func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *engine.Endpoin
 		timeout = DefaultStartTimeout
 	}
 	ready := &readyWait{cli: cli, timeout: timeout}
-	loopback := netip.MustParseAddr("127.0.0.1")
 	start := time.Now()
-	ctr, err := testcontainers.Run(ctx, img.Tag,
-		testcontainers.WithLogger(tclog.NewNoopLogger()),
-		testcontainers.WithName(name),
-		testcontainers.WithLabels(labels),
-		testcontainers.WithEntrypoint(serverPath),
-		testcontainers.WithCmd("serve",
-			"--ssh-listen", "0.0.0.0:2222", "--control-listen", "0.0.0.0:2223",
-			"--scratch", scratchDir, "--shell", "/bin/sh"),
-		// The token travels in the environment, never in argv.
-		testcontainers.WithEnv(map[string]string{engine.TokenEnv: hex.EncodeToString(token)}),
-		// Exactly these two ports, whatever the image EXPOSEs.
-		testcontainers.WithExposedPorts(SSHPort, ControlPort),
-		testcontainers.WithTmpfs(map[string]string{
-			scratchDir: "rw,nosuid,nodev,size=64m,mode=1777",
-			"/tmp":     "rw,nosuid,nodev,size=16m,mode=1777",
-		}),
-		testcontainers.WithConfigModifier(func(c *container.Config) {
-			c.User = User
-			c.WorkingDir = "/"
-		}),
-		testcontainers.WithHostConfigModifier(func(h *container.HostConfig) {
-			h.PortBindings = network.PortMap{
-				network.MustParsePort(SSHPort):     {{HostIP: loopback}},
-				network.MustParsePort(ControlPort): {{HostIP: loopback}},
-			}
-			h.Privileged = false
-			h.CapDrop = []string{"ALL"}
-			h.CapAdd = nil
-			h.SecurityOpt = []string{"no-new-privileges"}
-			h.ReadonlyRootfs = true
-			h.Binds, h.Mounts, h.VolumesFrom = nil, nil, nil
-			h.PublishAllPorts = false
-			// An init as PID 1 reaps the orphans of the commands the server
-			// runs (the server reaps only its own children) and forwards
-			// SIGTERM to the server.
-			init := true
-			h.Init = &init
-			pids := int64(1024)
-			h.PidsLimit = &pids
-		}),
-		testcontainers.WithWaitStrategy(ready),
-	)
+	ctr, err := testcontainers.Run(ctx, img.Tag, containerOptions(name, labels, token, ready)...)
 	if err != nil {
 		err = fmt.Errorf("start container from %s: %w", img.Tag, err)
 		l.remove(ctx, cli, ctr, name)
@@ -193,28 +151,16 @@ func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *engine.Endpoin
 		return nil, err
 	}
 	l.progressf("sshrig: container %s (%s) ready in %.2fs\n", short(id), img.Tag, time.Since(start).Seconds())
-	ledger := ready.line.Ledger
-	if ledger == "" {
-		ledger = scratchDir + "/ledger"
-	}
-	lr := newLedgerReader(cli, id, ledger)
-	if err := lr.start(ctx); err != nil {
-		l.progressf("sshrig: no long-lived ledger reader in container %s (%v); each read runs docker exec\n", short(id), err)
-	}
-	// Prove the out-of-band reading works before any case relies on it.
-	if _, err = lr.Read(ctx); err != nil {
-		lr.Close()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("container %s: interrupted: %w", short(id), context.Cause(ctx))
-		}
-		return nil, fmt.Errorf("container %s: cannot read the ledger out of band (the image needs /bin/sh and cat): %w", short(id), err)
+	lr, err := l.openLedger(ctx, cli, id, ready.line.Ledger)
+	if err != nil {
+		return nil, err
 	}
 	var stopOnce sync.Once
 	var stopErr error
-	return &engine.Endpoint{
+	return &target.Endpoint{
 		SSHAddr:     sshAddr,
 		ControlAddr: ctlAddr,
-		Where:       fmt.Sprintf("container %s (image %s)", short(id), img.Tag),
+		Where:       fmt.Sprintf("container %s (image %s); %s", short(id), img.Tag, ready.line.Hosts),
 		Stop: func() error {
 			stopOnce.Do(func() {
 				lr.Close()
@@ -227,6 +173,82 @@ func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *engine.Endpoin
 		ReadLedger: lr.Read,
 		Alive:      func(ctx context.Context) (bool, string) { return alive(ctx, cli, id) },
 	}, nil
+}
+
+// containerOptions configures the server's container: its name and labels,
+// the serve command with the token, the two ports on loopback, least
+// privilege, and ready as the wait strategy.
+func containerOptions(name string, labels map[string]string, token []byte, ready *readyWait) []testcontainers.ContainerCustomizer {
+	loopback := netip.MustParseAddr("127.0.0.1")
+	return []testcontainers.ContainerCustomizer{
+		testcontainers.WithLogger(tclog.NewNoopLogger()),
+		testcontainers.WithName(name),
+		testcontainers.WithLabels(labels),
+		testcontainers.WithEntrypoint(serverPath),
+		testcontainers.WithCmd("serve",
+			"--ssh-listen", "0.0.0.0:2222", "--control-listen", "0.0.0.0:2223",
+			"--scratch", scratchDir, "--shell", "/bin/sh"),
+		// The token travels in the environment, never in argv.
+		testcontainers.WithEnv(map[string]string{target.TokenEnv: hex.EncodeToString(token)}),
+		// Exactly these two ports, whatever the image EXPOSEs.
+		testcontainers.WithExposedPorts(SSHPort, ControlPort),
+		testcontainers.WithTmpfs(map[string]string{
+			scratchDir: "rw,nosuid,nodev,size=64m,mode=1777",
+			"/tmp":     "rw,nosuid,nodev,size=16m,mode=1777",
+		}),
+		testcontainers.WithConfigModifier(func(c *container.Config) {
+			c.User = User
+			c.WorkingDir = "/"
+		}),
+		testcontainers.WithHostConfigModifier(func(h *container.HostConfig) {
+			h.PortBindings = network.PortMap{
+				network.MustParsePort(SSHPort):     {{HostIP: loopback}},
+				network.MustParsePort(ControlPort): {{HostIP: loopback}},
+			}
+			h.Privileged = false
+			h.CapDrop = []string{"ALL"}
+			// The server runs as nobody, so no process of the container
+			// holds this capability; Docker's seccomp profile allows new
+			// user and mount namespaces only to a container that has it,
+			// and the server gives each command of a case one, where the
+			// case's own /tmp is mounted (docs/server.md).
+			h.CapAdd = []string{"CAP_SYS_ADMIN"}
+			h.SecurityOpt = []string{"no-new-privileges"}
+			h.ReadonlyRootfs = true
+			h.Binds, h.Mounts, h.VolumesFrom = nil, nil, nil
+			h.PublishAllPorts = false
+			// An init as PID 1 reaps the orphans of the commands the server
+			// runs (the server reaps only its own children) and forwards
+			// SIGTERM to the server.
+			init := true
+			h.Init = &init
+			pids := int64(1024)
+			h.PidsLimit = &pids
+		}),
+		testcontainers.WithWaitStrategy(ready),
+	}
+}
+
+// openLedger starts the out-of-band ledger reader for container id (ledger
+// is the path the ready line named, "" for the default) and proves it works
+// with a first read; on error the reader is closed.
+func (l *Launcher) openLedger(ctx context.Context, cli *testcontainers.DockerClient, id, ledger string) (*ledgerReader, error) {
+	if ledger == "" {
+		ledger = scratchDir + "/ledger"
+	}
+	lr := newLedgerReader(cli, id, ledger)
+	if err := lr.start(ctx); err != nil {
+		l.progressf("sshrig: no long-lived ledger reader in container %s (%v); each read runs docker exec\n", short(id), err)
+	}
+	// Prove the out-of-band reading works before any case relies on it.
+	if _, err := lr.Read(ctx); err != nil {
+		lr.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("container %s: interrupted: %w", short(id), context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("container %s: cannot read the ledger out of band (the image needs /bin/sh and cat): %w", short(id), err)
+	}
+	return lr, nil
 }
 
 // remove terminates the container, with a context of its own: the run's may

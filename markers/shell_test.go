@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sshrig/sshrig/internal/testpeer"
 )
 
 // testShell is a POSIX shell the wrapper must work with.
@@ -35,22 +37,15 @@ var testShells = []testShell{
 func forEachShell(t *testing.T, test func(t *testing.T, argvFor func(script string) []string)) {
 	for _, sh := range testShells {
 		t.Run(sh.name, func(t *testing.T) {
-			path, err := exec.LookPath(sh.argv[0])
-			if err != nil {
-				t.Skipf("shell %q is not installed (%v); on Debian: apt-get install -y %s", strings.Join(sh.argv, " "), err, debianPackage(sh.argv[0]))
+			path := sh.argv[0]
+			if !filepath.IsAbs(path) {
+				path = testpeer.Need(t, path)[0]
 			}
 			test(t, func(script string) []string {
 				return append(append([]string{path}, sh.argv[1:]...), "-c", script)
 			})
 		})
 	}
-}
-
-func debianPackage(program string) string {
-	if program == "busybox" {
-		return "busybox-static"
-	}
-	return filepath.Base(program)
 }
 
 // environWithoutGate is the test's environment with SSHRIG_GATE removed, so
@@ -74,13 +69,21 @@ type scriptRun struct {
 	clock          bool  // the shell has EPOCHSECONDS: its markers carry the time
 }
 
+// coarseClockLag bounds how far the coarse clock a shell reads lags
+// time.Now.
+const coarseClockLag = 10 * time.Millisecond
+
 func runScript(t *testing.T, argv []string, env []string) scriptRun {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	before := time.Now().Unix()
+	// A shell's EPOCHSECONDS reads the kernel's coarse clock (time(2)),
+	// which lags the clock time.Now reads by up to a tick: a second
+	// boundary crossed between the two makes the shell's second the
+	// earlier one. A tick is at most 10 ms (HZ=100).
+	before := time.Now().Add(-coarseClockLag).Unix()
 	err := cmd.Run()
 	after := time.Now().Unix()
 	var exitErr *exec.ExitError

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -25,7 +26,7 @@ func toolPreflight(ctx context.Context, t tool.Tool) error {
 // the state the no-fault case proves, and leads with what the tool's own
 // layer found (an MCP server that died, hung or answered a JSON-RPC error):
 // that, more than an empty stdout, says why the tool is not invocable.
-func invocableReason(t tool.Tool, reason string, findings []Violation) string {
+func invocableReason(t tool.Tool, reason string, findings []report.Violation) string {
 	if _, ok := t.(tool.Preflighter); !ok {
 		return reason
 	}
@@ -45,16 +46,16 @@ func withAnswer(v verdict.Verdict, a *tool.Answer, secrets []secret.Secret, stdo
 		return v
 	}
 	for _, f := range a.Findings {
-		v.Violations = append(v.Violations, verdict.Violation{Assertion: f.Assertion, Rule: f.Rule, Detail: f.Detail})
+		v.Violations = append(v.Violations, report.Violation{Assertion: f.Assertion, Rule: f.Rule, Detail: f.Detail})
 	}
 	for _, s := range secrets {
 		if len(s.Data) > 0 && bytes.Contains(a.Shown, s.Data) && !bytes.Contains(stdout, s.Data) {
-			v.Violations = append(v.Violations, verdict.Violation{Assertion: verdict.AssertEvidence, Rule: verdict.RuleSecret,
+			v.Violations = append(v.Violations, report.Violation{Assertion: report.AssertEvidence, Rule: verdict.RuleSecret,
 				Detail: "the " + s.Name + " appears in what the tool's caller is shown (MCP content)"})
 		}
 	}
 	if len(v.Violations) > 0 {
-		v.Status = verdict.Fail
+		v.Status = report.Fail
 	}
 	return v
 }

@@ -1,93 +1,16 @@
 package rig
 
 import (
-	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
-
-	"github.com/sshrig/sshrig/internal/stats"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 )
-
-// RepeatReport records how a repeated run drew: enough to run it again
-// exactly (sshrig run --seed).
-type RepeatReport struct {
-	Seed     uint64 `json:"seed,string"`
-	Times    int    `json:"times,omitempty"`
-	For      string `json:"for,omitempty"`
-	Parallel int    `json:"parallel"`
-	// ParallelDrawn says the parallelism was drawn from the seed.
-	ParallelDrawn bool `json:"parallel_drawn,omitempty"`
-	// MaxFailureRate is the threshold the run failed above (Repeat).
-	MaxFailureRate float64 `json:"max_failure_rate,omitempty"`
-}
-
-// MaxFirstFailures is how many failing case runs a case's rate lists;
-// the table shows the first tableFailures of them.
-const (
-	MaxFirstFailures = 5
-	tableFailures    = 2
-)
-
-// CaseRate aggregates a case's runs in a repeated run.
-type CaseRate struct {
-	ID           string `json:"id"`
-	Runs         int    `json:"runs"`
-	Pass         int    `json:"pass"`
-	Fail         int    `json:"fail"`
-	Inconclusive int    `json:"inconclusive"`
-	Skipped      int    `json:"skipped"`
-	// Failure is the failure rate over the judged runs (pass + fail), with
-	// its 95 % Wilson interval: an inconclusive run checked nothing, so it
-	// counts neither way.
-	Failure stats.Interval `json:"failure"`
-	// Flaky: the case both passed and failed.
-	Flaky bool `json:"flaky"`
-	// FirstFailures are the first failing case runs, in the order they ran.
-	FirstFailures []FailingRun `json:"first_failures,omitempty"`
-}
-
-// FailingRun names one failing case run.
-type FailingRun struct {
-	Run           string `json:"run"` // as sshrig replay takes it: id#round
-	CorrelationID string `json:"correlation_id"`
-}
-
-// Judged is the number of runs with a pass or fail verdict.
-func (c CaseRate) Judged() int { return c.Pass + c.Fail }
-
-// Status is the case's overall status: fail, flaky, pass, inconclusive or
-// skipped.
-func (c CaseRate) Status() string {
-	switch {
-	case c.Flaky:
-		return "flaky"
-	case c.Fail > 0:
-		return "fail"
-	case c.Inconclusive > 0:
-		return "inconclusive"
-	case c.Pass > 0:
-		return "pass"
-	}
-	return "skipped"
-}
-
-// Rates aggregates case reports per case id, in the order each case first
-// appears among them.
-func Rates(cases []CaseReport) []CaseRate {
-	var a aggregator // rig/spool.go
-	for _, c := range cases {
-		a.add(c)
-	}
-	return a.result()
-}
 
 // aggregate fills the repeated run's record and rates.
-func (r *Report) aggregate(o Options, s *schedule, rates []CaseRate) {
+func aggregate(r *report.Report, o Options, s *schedule, rates []report.CaseRate) {
 	if !o.Repeat.On() {
 		return
 	}
-	rr := &RepeatReport{Seed: o.Repeat.Seed, Times: o.Repeat.Times, Parallel: s.parallel, ParallelDrawn: o.Repeat.DrawParallel > 0,
+	rr := &report.RepeatReport{Seed: o.Repeat.Seed, Times: o.Repeat.Times, Parallel: s.parallel, ParallelDrawn: o.Repeat.DrawParallel > 0,
 		MaxFailureRate: o.Repeat.MaxFailureRate}
 	if o.Repeat.For > 0 {
 		rr.For = o.Repeat.For.String()
@@ -97,76 +20,16 @@ func (r *Report) aggregate(o Options, s *schedule, rates []CaseRate) {
 }
 
 // inMatrixOrder sorts rates into the order of the cases.
-func inMatrixOrder(rates []CaseRate, cases []Case) []CaseRate {
-	by := map[string]CaseRate{}
+func inMatrixOrder(rates []report.CaseRate, cases []matrix.Case) []report.CaseRate {
+	by := map[string]report.CaseRate{}
 	for _, r := range rates {
 		by[r.ID] = r
 	}
-	out := make([]CaseRate, 0, len(rates))
+	out := make([]report.CaseRate, 0, len(rates))
 	for _, c := range cases {
 		if r, ok := by[c.ID]; ok {
 			out = append(out, r)
 			delete(by, c.ID)
-		}
-	}
-	return out
-}
-
-// WriteRates prints one row per case of a repeated run: runs, verdict
-// counts, the failure rate with its 95 % interval, and the first failing
-// case runs.
-func (r *Report) WriteRates(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CASE\tRUNS\tPASS\tFAIL\tINCONCL\tFAILURE RATE [95% CI]\tSTATUS")
-	for _, c := range r.Rates {
-		status := c.Status()
-		if len(c.FirstFailures) > 0 {
-			var runs []string
-			for _, f := range c.FirstFailures[:min(len(c.FirstFailures), tableFailures)] {
-				runs = append(runs, f.Run+" "+f.CorrelationID)
-			}
-			status += ": first " + strings.Join(runs, ", ")
-		}
-		rate := "-" // nothing judged: no rate to give
-		if c.Judged() > 0 {
-			rate = c.Failure.String()
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\n", c.ID, c.Runs, c.Pass, c.Fail, c.Inconclusive, rate, status)
-	}
-	return tw.Flush()
-}
-
-// RatesLine is the one-line summary of a repeated run.
-func (r *Report) RatesLine() string {
-	s := r.Summary
-	flaky, failing := 0, 0
-	worst := CaseRate{}
-	for _, c := range r.Rates {
-		if c.Flaky {
-			flaky++
-		}
-		if c.Fail > 0 {
-			failing++
-		}
-		if c.Failure.Rate > worst.Failure.Rate {
-			worst = c
-		}
-	}
-	line := fmt.Sprintf("%d case runs of %d cases: %d pass, %d fail, %d inconclusive, %d skipped; %d cases failing (%d flaky) in %.1fs (tool %s, target %s, seed %d)",
-		s.Cases, len(r.Rates), s.Pass, s.Fail, s.Inconclusive, s.Skipped, failing, flaky, float64(s.DurationMS)/1000, r.Tool, r.Target, r.Repeat.Seed)
-	if worst.Fail > 0 {
-		line += fmt.Sprintf("; worst %s %s", worst.ID, worst.Failure)
-	}
-	return line
-}
-
-// FailsAbove lists the cases whose failure rate is above threshold (a
-// proportion in [0, 1)): with threshold 0, every case that failed at all.
-func (r *Report) FailsAbove(threshold float64) []CaseRate {
-	var out []CaseRate
-	for _, c := range r.Rates {
-		if c.Fail > 0 && c.Failure.Rate > threshold {
-			out = append(out, c)
 		}
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/secret"
 )
@@ -25,13 +24,8 @@ const (
 	diagnosisStderrLen = 8
 )
 
-func diagnose(ev *engine.Evidence, id string, stderr []byte, secrets []secret.Secret) *diagnosis {
-	d := &diagnosis{}
-	if ev != nil {
-		c := evidence.Of(ev.Events, id)
-		d.refused = c.Refusals()
-		d.lastEvents = c.Tail(diagnosisEvents)
-	}
+func diagnose(evs evidence.Case, stderr []byte, secrets []secret.Secret) *diagnosis {
+	d := &diagnosis{refused: evs.Refusals(), lastEvents: evs.Tail(diagnosisEvents)}
 	lines := strings.Split(strings.TrimRight(string(secret.Redact(bytes.TrimSpace(stderr), secrets)), "\n"), "\n")
 	if len(lines) > diagnosisStderrLen {
 		lines = lines[len(lines)-diagnosisStderrLen:]

@@ -4,15 +4,15 @@ import (
 	"fmt"
 
 	"github.com/sshrig/sshrig/fault"
-	"github.com/sshrig/sshrig/rig"
+	"github.com/sshrig/sshrig/matrix"
 )
 
 // A case built in Go gets the checks a matrix file's case gets.
 func ExampleCase_Validate() {
-	ok := rig.Case{ID: "deploy.cut-while-running", Moment: fault.Started, Cut: fault.Reset, Disposition: fault.Hangup}
+	ok := matrix.Case{ID: "deploy.cut-while-running", Moment: fault.Started, Cut: fault.Reset, Disposition: fault.Hangup}
 	fmt.Println(ok.Validate())
 
-	bad := rig.Case{ID: "deploy.late-kill", Moment: fault.Finished, Cut: fault.Reset, Disposition: fault.RemoteKill}
+	bad := matrix.Case{ID: "deploy.late-kill", Moment: fault.Finished, Cut: fault.Reset, Disposition: fault.RemoteKill}
 	fmt.Println(bad.Validate())
 	// Output:
 	// <nil>
@@ -21,7 +21,7 @@ func ExampleCase_Validate() {
 
 // Select picks cases by id or alias glob, in matrix order.
 func ExampleSelect() {
-	cases, err := rig.Select(rig.DefaultMatrix(), []string{"C03", "none.*"})
+	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"C03", "none.*"})
 	if err != nil {
 		panic(err)
 	}

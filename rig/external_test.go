@@ -11,8 +11,11 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/procs"
+	"github.com/sshrig/sshrig/internal/testpeer"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 )
 
 // repoFile is the path of a file in the repository.
@@ -43,9 +46,7 @@ func misbehaving(t *testing.T, body string) tools.External {
 
 func requireSSH(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/ssh"); err != nil {
-		t.Skip("OpenSSH's client is not installed (apt-get install openssh-client)")
-	}
+	testpeer.Need(t, "ssh")
 }
 
 const okResult = `printf '{"ok":true,"category":"succeeded","operation":"%s","retry":"never","correlation_id":"%s"}\n' "$SSHRIG_OPERATION" "$SSHRIG_CORRELATION_ID"`
@@ -74,7 +75,7 @@ func TestBadExternalTools(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tl := misbehaving(t, tc.body)
-			cases, _ := Select(DefaultMatrix(), []string{"none.exit0"})
+			cases, _ := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0"})
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			rep, err := Run(ctx, Options{Tool: tl, Cases: cases, Budget: tc.budget, Grace: time.Second})
@@ -86,7 +87,7 @@ func TestBadExternalTools(t *testing.T) {
 			for _, v := range c.Violations {
 				found = found || (v.Rule == tc.rule && strings.Contains(v.Detail, tc.detail))
 			}
-			if c.Verdict != Fail || !found {
+			if c.Verdict != report.Fail || !found {
 				t.Fatalf("verdict %s, violations %v; want %s mentioning %q", c.Verdict, c.Violations, tc.rule, tc.detail)
 			}
 			if left := procs.Named(sleep); len(left) > 0 {
@@ -107,7 +108,7 @@ printf '{"ok":false,"category":"outcome_unknown","operation":"%s","retry":"recon
 	}
 	var identity string
 	spy := spyProcess{External: tl, saw: func(p string) { identity = p }}
-	cases, _ := Select(DefaultMatrix(), []string{"started.reset.survive"})
+	cases, _ := matrix.Select(matrix.DefaultMatrix(), []string{"started.reset.survive"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	rep, err := Run(ctx, Options{Tool: spy, Cases: cases, Out: dir})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -69,7 +70,7 @@ func (c xCase) prop(name string) string {
 	return ""
 }
 
-func parseJUnit(t *testing.T, rep *Report) (xSuites, map[string]xCase) {
+func parseJUnit(t *testing.T, rep *report.Report) (xSuites, map[string]xCase) {
 	t.Helper()
 	b, err := rep.JUnit()
 	if err != nil {
@@ -82,7 +83,7 @@ func parseJUnit(t *testing.T, rep *Report) (xSuites, map[string]xCase) {
 	if len(s.Suites) != 1 {
 		t.Fatalf("%d testsuites", len(s.Suites))
 	}
-	if _, err := time.Parse(junitTime, s.Suites[0].Timestamp); err != nil {
+	if _, err := time.Parse("2006-01-02T15:04:05", s.Suites[0].Timestamp); err != nil {
 		t.Errorf("testsuite timestamp %q: %v", s.Suites[0].Timestamp, err)
 	}
 	cases := map[string]xCase{}

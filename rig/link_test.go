@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 )
 
 func mustLink(t *testing.T, s string) Repeat {
 	t.Helper()
-	l, err := ParseLink(s)
+	l, err := matrix.ParseLink(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +25,7 @@ func TestLinkReferencePasses(t *testing.T) {
 		mustLink(t, "latency=50ms,jitter=20ms,bandwidth=64KiB/s"))
 	seeds := map[uint64]bool{}
 	for _, c := range rep.Cases {
-		if c.Verdict != Pass {
+		if c.Verdict != report.Pass {
 			t.Errorf("%s: %s %v %s", c.ID, c.Verdict, c.Violations, c.Reason)
 		}
 		l := c.Draw.Link
@@ -55,14 +57,14 @@ func TestLinkShortTimeoutCaught(t *testing.T) {
 		for _, v := range c.Violations {
 			caught = caught || v.Assertion == m.(tools.Mutant).Catches()
 		}
-		if c.Verdict != Fail || !caught {
+		if c.Verdict != report.Fail || !caught {
 			t.Errorf("%s: %s %v, want caught by %s", c.ID, c.Verdict, c.Violations, m.(tools.Mutant).Catches())
 		}
 	}
 }
 
 func TestParseLink(t *testing.T) {
-	l, err := ParseLink("latency=50ms,jitter=20ms,bandwidth=64KiB/s,slice=64,slice-jitter=32,slice-delay=1ms")
+	l, err := matrix.ParseLink("latency=50ms,jitter=20ms,bandwidth=64KiB/s,slice=64,slice-jitter=32,slice-delay=1ms")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestParseLink(t *testing.T) {
 		"latency=1ms,latency=2ms": "latency given twice",
 		"loss=5%":                 `unknown link fault "loss"`,
 	} {
-		_, err := ParseLink(in)
+		_, err := matrix.ParseLink(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseLink(%q) = %v, want %q", in, err, want)
 		}
@@ -91,14 +93,14 @@ func TestParseLink(t *testing.T) {
 // The matrix field link: reads the same grammar, and a bad one is an error
 // naming its file, line and field.
 func TestMatrixLinkField(t *testing.T) {
-	cases, err := LoadMatrix("m.yaml", []byte("cases:\n  - id: slow\n    moment: none\n    link: latency=50ms,jitter=20ms\n"))
+	cases, err := matrix.LoadMatrix("m.yaml", []byte("cases:\n  - id: slow\n    moment: none\n    link: latency=50ms,jitter=20ms\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if l := cases[0].Link; l == nil || l.Latency.Jitter.Milliseconds() != 20 {
 		t.Fatalf("link %+v", l)
 	}
-	_, err = LoadMatrix("m.yaml", []byte("cases:\n  - id: slow\n    moment: none\n    link: latency=5ms,jitter=9ms\n"))
+	_, err = matrix.LoadMatrix("m.yaml", []byte("cases:\n  - id: slow\n    moment: none\n    link: latency=5ms,jitter=9ms\n"))
 	if err == nil || !strings.Contains(err.Error(), "m.yaml:4:11: cases[0].link: jitter 9ms is more than the latency 5ms") {
 		t.Fatalf("got %v", err)
 	}

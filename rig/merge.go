@@ -10,23 +10,15 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/eventlog"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 )
-
-// MergedShard records, in a merged report, one shard it was made of: where
-// it was read and the head its event log verified against.
-type MergedShard struct {
-	Dir   string `json:"dir"`
-	Index int    `json:"index"`
-	Count int    `json:"count"`
-	Head  string `json:"log_head"`
-	Lines int    `json:"log_lines"`
-}
 
 // TamperedError is a shard whose event log does not verify against the
 // head its report recorded (the check sshrig verify makes).
 type TamperedError struct {
 	Dir     string
-	Problem *eventlog.Problem
+	Problem error // the first problem the verification found (line, kind, detail)
 }
 
 func (e *TamperedError) Error() string {
@@ -47,7 +39,7 @@ func shardsErr(format string, args ...any) error {
 // shardRun is one shard's run directory, read and verified.
 type shardRun struct {
 	dir string
-	rep *Report
+	rep *report.Report
 	log eventlog.Result
 }
 
@@ -59,7 +51,7 @@ type shardRun struct {
 // transcripts. A shard whose preflight failed is a *PreflightError; a
 // tampered log a *TamperedError (all of them, joined); shards that do not
 // fit a *ShardsError.
-func Merge(out *RunDir, dirs []string) (*Report, error) {
+func Merge(out *RunDir, dirs []string) (*report.Report, error) {
 	runs, err := readShards(dirs)
 	if err != nil {
 		return nil, err
@@ -69,7 +61,7 @@ func Merge(out *RunDir, dirs []string) (*Report, error) {
 	}
 	rep := mergeReports(runs)
 	for _, s := range runs {
-		rep.Merged = append(rep.Merged, MergedShard{Dir: s.dir, Index: s.rep.Shard.Index, Count: s.rep.Shard.Count,
+		rep.Merged = append(rep.Merged, report.MergedShard{Dir: s.dir, Index: s.rep.Shard.Index, Count: s.rep.Shard.Count,
 			Head: s.rep.LogHead, Lines: s.log.Lines})
 	}
 	if err := out.appendShards(runs); err != nil {
@@ -78,10 +70,10 @@ func Merge(out *RunDir, dirs []string) (*Report, error) {
 	rep.LogHead = out.Head()
 	b, err := rep.JSON()
 	if err == nil {
-		err = out.WriteFile(ReportFile, b)
+		err = out.WriteFile(report.ReportFile, b)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rig: %s: %w", ReportFile, err)
+		return nil, fmt.Errorf("rig: %s: %w", report.ReportFile, err)
 	}
 	return rep, nil
 }
@@ -91,7 +83,7 @@ func readShards(dirs []string) ([]shardRun, error) {
 	var runs []shardRun
 	var tampered []error
 	for _, dir := range dirs {
-		rep, err := ReadReport(dir)
+		rep, err := report.ReadReport(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -99,14 +91,14 @@ func readShards(dirs []string) ([]shardRun, error) {
 			return nil, shardsErr("%s is not a shard: its run had no --shard", dir)
 		}
 		if rep.Preflight.Error != "" {
-			return nil, &PreflightError{Reason: fmt.Sprintf("shard %s: %s", dir, rep.Preflight.Error)}
+			return nil, &report.PreflightError{Reason: fmt.Sprintf("shard %s: %s", dir, rep.Preflight.Error)}
 		}
 		res, err := eventlog.VerifyFile(filepath.Join(dir, eventlog.FileName), rep.LogHead)
 		if err != nil {
 			return nil, fmt.Errorf("shard %s: %w", dir, err)
 		}
 		if res.Problem != nil {
-			tampered = append(tampered, &TamperedError{Dir: dir, Problem: res.Problem})
+			tampered = append(tampered, &TamperedError{Dir: dir, Problem: *res.Problem})
 			continue
 		}
 		runs = append(runs, shardRun{dir: dir, rep: rep, log: res})
@@ -141,7 +133,7 @@ func checkShards(runs []shardRun) error {
 			}
 		}
 		if other, dup := byIndex[s.rep.Shard.Index]; dup {
-			return shardsErr("shard %s given twice: %s and %s", s.rep.Shard.Shard(), other, s.dir)
+			return shardsErr("shard %s given twice: %s and %s", s.rep.Shard, other, s.dir)
 		}
 		byIndex[s.rep.Shard.Index] = s.dir
 		if err := ranAll(s); err != nil {
@@ -151,7 +143,7 @@ func checkShards(runs []shardRun) error {
 	var missing []string
 	for i := 1; i <= first.rep.Shard.Count; i++ {
 		if _, ok := byIndex[i]; !ok {
-			missing = append(missing, Shard{Index: i, Count: first.rep.Shard.Count}.String())
+			missing = append(missing, matrix.Shard{Index: i, Count: first.rep.Shard.Count}.String())
 		}
 	}
 	if len(missing) > 0 {
@@ -161,7 +153,7 @@ func checkShards(runs []shardRun) error {
 }
 
 // repeatKey is what shards of one repeated run share.
-func repeatKey(r *RepeatReport) string {
+func repeatKey(r *report.RepeatReport) string {
 	if r == nil {
 		return "none"
 	}
@@ -170,11 +162,11 @@ func repeatKey(r *RepeatReport) string {
 
 // ranAll checks that the shard ran its cases and no other.
 func ranAll(s shardRun) error {
-	want := s.rep.Shard.IDs()
+	want := shardIDs(s.rep.Shard)
 	ran := map[string]bool{}
 	for _, c := range s.rep.Cases {
 		if !slices.Contains(want, c.ID) {
-			return shardsErr("shard %s (%s) ran %s, which is not its case", s.rep.Shard.Shard(), s.dir, c.ID)
+			return shardsErr("shard %s (%s) ran %s, which is not its case", s.rep.Shard, s.dir, c.ID)
 		}
 		ran[c.ID] = true
 	}
@@ -185,7 +177,7 @@ func ranAll(s shardRun) error {
 		}
 	}
 	if len(not) > 0 {
-		return shardsErr("shard %s (%s) did not run %s", s.rep.Shard.Shard(), s.dir, strings.Join(not, ", "))
+		return shardsErr("shard %s (%s) did not run %s", s.rep.Shard, s.dir, strings.Join(not, ", "))
 	}
 	return nil
 }
@@ -193,9 +185,9 @@ func ranAll(s shardRun) error {
 // mergeReports is the report of the whole: every shard's case runs in the
 // selection's order, the summary over all of them from the first shard's
 // start to the last one's end, and the rates of the whole.
-func mergeReports(runs []shardRun) *Report {
+func mergeReports(runs []shardRun) *report.Report {
 	first := runs[0].rep
-	rep := &Report{Version: ReportVersion, Tool: first.Tool, Target: first.Target, Budget: first.Budget,
+	rep := &report.Report{Version: report.ReportVersion, Tool: first.Tool, Target: first.Target, Budget: first.Budget,
 		Where: fmt.Sprintf("%d shards", len(runs)), Started: first.Started, Preflight: first.Preflight, Repeat: first.Repeat}
 	var end time.Time
 	for _, s := range runs {
@@ -209,15 +201,15 @@ func mergeReports(runs []shardRun) *Report {
 		rep.WroteJUnit = rep.WroteJUnit || s.rep.WroteJUnit
 	}
 	pos := map[string]int{}
-	var order []Case
+	var order []matrix.Case
 	for i, id := range first.Shard.Selection {
 		pos[id] = i
-		order = append(order, Case{ID: id})
+		order = append(order, matrix.Case{ID: id})
 	}
-	slices.SortStableFunc(rep.Cases, func(a, b CaseReport) int { return pos[a.ID] - pos[b.ID] })
-	rep.summarize(end.Sub(rep.Started))
+	slices.SortStableFunc(rep.Cases, func(a, b report.CaseReport) int { return pos[a.ID] - pos[b.ID] })
+	rep.Summary = report.Summarize(rep.Cases, end.Sub(rep.Started))
 	if rep.Repeat != nil {
-		rep.Rates = inMatrixOrder(Rates(rep.Cases), order)
+		rep.Rates = inMatrixOrder(report.Rates(rep.Cases), order)
 	}
 	return rep
 }
@@ -228,7 +220,7 @@ func mergeReports(runs []shardRun) *Report {
 func (d *RunDir) appendShards(runs []shardRun) error {
 	for _, s := range runs {
 		_, err := d.log.Append(eventlog.Entry{Source: eventlog.SourceRig, Event: "shard_merged", Data: map[string]any{
-			"dir": s.dir, "shard": s.rep.Shard.Shard().String(), "log_head": s.rep.LogHead, "log_lines": s.log.Lines}})
+			"dir": s.dir, "shard": s.rep.Shard.String(), "log_head": s.rep.LogHead, "log_lines": s.log.Lines}})
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/sshrig/sshrig/internal/plainssh"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/markers"
+	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -32,7 +33,7 @@ import (
 func BenchmarkCaseOverhead(b *testing.B) {
 	const caseRuns = 100
 	bare := bareTarget(b)
-	none, err := Select(DefaultMatrix(), []string{"none.exit0"})
+	none, err := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0"})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func bareTarget(b *testing.B) tool.Target {
 	}
 	b.Cleanup(func() { srv.Close() })
 	return tool.Target{Addr: srv.Addr, User: "bench", Identity: srv.Identity, KnownHosts: srv.KnownHosts,
-		CorrelationID: "bench", Operation: DefaultOperation, Deadline: DefaultBudget}
+		CorrelationID: "bench", Operation: matrix.DefaultOperation, Deadline: DefaultBudget}
 }
 
 // meanExec runs command n times on t with the reference tool and returns the

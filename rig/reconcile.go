@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sshrig/sshrig/internal/scorerun"
 	"github.com/sshrig/sshrig/reconcile/score"
+	"github.com/sshrig/sshrig/report"
 )
 
 // ReconcileOptions configure a scoring run of a reconcile probe.
@@ -22,10 +24,10 @@ type ReconcileOptions struct {
 	Score score.Options
 }
 
-// Reconcile scores a reconcile probe (see package reconcile/score) on the
-// same run session as Run: the same target start, the same secrets kept out
-// of the directory, the same event log. The report is returned even when
-// err is a *score.PreflightError.
+// Reconcile scores a reconcile probe (see package reconcile/score; the runner
+// is internal/scorerun) on the same run session as Run: the same target
+// start, the same secrets kept out of the directory, the same event log. The
+// report is returned even when err is a *score.PreflightError.
 func Reconcile(ctx context.Context, o ReconcileOptions) (rep *score.Report, err error) {
 	sess, err := openSession(ctx, o.Target, o.Out)
 	if err != nil {
@@ -38,16 +40,16 @@ func Reconcile(ctx context.Context, o ReconcileOptions) (rep *score.Report, err 
 	if o.Out != nil && so.WriteFile == nil {
 		so.WriteFile = o.Out.WriteFile
 	}
-	rep, err = score.Run(ctx, sess.env, so)
+	rep, err = scorerun.Run(ctx, sess.env, so)
 	sess.Close() // every event is in the log from here on
 	if o.Out != nil && rep != nil {
 		rep.LogHead = o.Out.Head()
 		b, jerr := rep.JSON()
 		if jerr == nil {
-			jerr = o.Out.WriteFile(ReportFile, b)
+			jerr = o.Out.WriteFile(report.ReportFile, b)
 		}
 		if jerr != nil {
-			err = errors.Join(err, fmt.Errorf("rig: %s: %w", ReportFile, jerr))
+			err = errors.Join(err, fmt.Errorf("rig: %s: %w", report.ReportFile, jerr))
 		}
 	}
 	return rep, err

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/eventlog"
+	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/reconcile/score"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/rig"
 )
 
@@ -21,13 +23,13 @@ func TestReconcileDefaultIsRigsWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if score.DefaultOperation != rig.DefaultOperation {
-		t.Errorf("default operation %q, the rig's is %q", score.DefaultOperation, rig.DefaultOperation)
+	if score.DefaultOperation != matrix.DefaultOperation {
+		t.Errorf("default operation %q, the rig's is %q", score.DefaultOperation, matrix.DefaultOperation)
 	}
-	if got, want := op.Command(score.Succeed), (rig.Case{}).Workload("c-test"); got != want {
+	if got, want := op.Command(score.Succeed), (matrix.Case{}).Workload("c-test"); got != want {
 		t.Errorf("Succeed variant %q, the rig's workload is %q", got, want)
 	}
-	if got, want := op.Command(score.Fail), (rig.Case{ExitCode: score.FailExitCode}).Workload("c-test"); got != want {
+	if got, want := op.Command(score.Fail), (matrix.Case{ExitCode: score.FailExitCode}).Workload("c-test"); got != want {
 		t.Errorf("Fail variant %q, the rig's workload with exit %d is %q", got, score.FailExitCode, want)
 	}
 }
@@ -56,7 +58,7 @@ func TestReconcileRunDirIsLikeRuns(t *testing.T) {
 	if rep.LogHead == "" || rep.Target != "embedded" {
 		t.Errorf("report: log head %q, target %q", rep.LogHead, rep.Target)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, rig.ReportFile))
+	b, err := os.ReadFile(filepath.Join(dir, report.ReportFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -42,9 +44,9 @@ func (p probeThenRetry) Run(ctx context.Context, t tool.Target, stdout, stderr i
 
 // reconciledCase is the default matrix's reconcile-probe case moved to moment
 // and disposition.
-func reconciledCase(t *testing.T, m fault.Moment, d fault.Disposition) Case {
+func reconciledCase(t *testing.T, m fault.Moment, d fault.Disposition) matrix.Case {
 	t.Helper()
-	cases, err := Select(DefaultMatrix(), []string{"reconciled.started.reset.survive"})
+	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"reconciled.started.reset.survive"})
 	if err != nil || len(cases) != 1 || cases[0].ReconcileProbe == "" {
 		t.Fatalf("no reconcile-probe case in the default matrix: %v", err)
 	}
@@ -53,7 +55,7 @@ func reconciledCase(t *testing.T, m fault.Moment, d fault.Disposition) Case {
 	return c
 }
 
-func blindRetry(c *CaseReport) bool {
+func blindRetry(c *report.CaseReport) bool {
 	for _, v := range c.Violations {
 		if v.Rule == verdict.RuleBlindRetry {
 			return true
@@ -69,7 +71,7 @@ func TestReconcileProbeJustifiesRetry(t *testing.T) {
 	cases := []struct {
 		name       string
 		tool       tool.Tool
-		c          Case
+		c          matrix.Case
 		wantStarts int
 		wantBlind  bool
 	}{
@@ -80,7 +82,7 @@ func TestReconcileProbeJustifiesRetry(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			rep, err := Run(ctx, Options{Tool: tc.tool, Cases: []Case{tc.c}})
+			rep, err := Run(ctx, Options{Tool: tc.tool, Cases: []matrix.Case{tc.c}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +97,7 @@ func TestReconcileProbeJustifiesRetry(t *testing.T) {
 			}
 			// A reconciled retry whose exit status arrived is reported
 			// as what it is: the case passes whole.
-			if !tc.wantBlind && (c.Verdict != Pass || c.Reported == nil || c.Reported.Category != result.Succeeded) {
+			if !tc.wantBlind && (c.Verdict != report.Pass || c.Reported == nil || c.Reported.Category != result.Succeeded) {
 				t.Fatalf("reconciled retry: verdict %s, reported %+v, violations %+v", c.Verdict, c.Reported, c.Violations)
 			}
 		})

@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/sshrig/sshrig/internal/cutter"
-	"github.com/sshrig/sshrig/internal/stats"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
+	"github.com/sshrig/sshrig/stats"
 )
 
 // Repeat makes a run run each case many times (sshrig run --repeat, --for),
@@ -35,10 +36,10 @@ type Repeat struct {
 	DrawParallel int
 	// Link, when set, puts slow-link faults on every case run's cutter
 	// that has none of its own (Case.Link), drawn from its seed.
-	Link *cutter.Link
+	Link *matrix.Link
 	// AnswerDelay, when set, delays the server's answers in every case run
 	// that has no range of its own (Case.AnswerDelay), drawn from its seed.
-	AnswerDelay *AnswerDelay
+	AnswerDelay *matrix.AnswerDelay
 	// MaxFailureRate is recorded in the report: the caller fails the run
 	// only above it (sshrig run --max-failure-rate), and sshrig merge of
 	// the run's shards does the same.
@@ -48,40 +49,8 @@ type Repeat struct {
 // On reports whether the run repeats (and so draws) at all.
 func (p Repeat) On() bool { return p.Times > 0 || p.For > 0 }
 
-// Draw is what was drawn for one case run, recorded in its report so the
-// case run can be replayed (sshrig replay).
-type Draw struct {
-	// Round is the case's repetition, from 1.
-	Round int `json:"round"`
-	// Seed is the case run's own seed: the tool and the perturbation draw
-	// from it, so a replay with the same seed draws the same.
-	Seed uint64 `json:"seed,string"`
-	// Link is the case run's slow-link faults, with their seed.
-	Link *cutter.Link `json:"link,omitempty"`
-	// AnswerDelayMS is how long the server waited before answering each
-	// of the case run's channel requests, in milliseconds.
-	AnswerDelayMS float64 `json:"answer_delay_ms,omitempty"`
-}
-
-// RunName names a case run: the case id, and its round when repeated
-// ("started.reset.survive#7"). sshrig replay takes it.
-func (c Case) RunName() string {
-	if c.Draw == nil {
-		return c.ID
-	}
-	return c.ID + "#" + strconv.Itoa(c.Draw.Round)
-}
-
-// RunName names the case run the report is about, as Case.RunName does.
-func (cr CaseReport) RunName() string {
-	if cr.Draw == nil {
-		return cr.ID
-	}
-	return cr.ID + "#" + strconv.Itoa(cr.Draw.Round)
-}
-
-// transcriptName is the case run's transcript file name, without ".json".
-func (c Case) transcriptName() string {
+// transcriptName is case c's run's transcript file name, without ".json".
+func transcriptName(c matrix.Case) string {
 	if c.Draw == nil {
 		return safeName(c.ID)
 	}
@@ -114,7 +83,7 @@ const (
 
 // schedule hands out the run's case runs in order.
 type schedule struct {
-	cases    []Case
+	cases    []matrix.Case
 	rep      Repeat
 	parallel int
 	started  time.Time
@@ -145,20 +114,20 @@ func (s *schedule) total() int {
 }
 
 // next is the next case run, false when the run is over.
-func (s *schedule) next(now time.Time) (Case, bool) {
+func (s *schedule) next(now time.Time) (matrix.Case, bool) {
 	if !s.rep.On() {
 		if s.pos == len(s.cases) {
-			return Case{}, false
+			return matrix.Case{}, false
 		}
 		s.pos++
 		return s.cases[s.pos-1], true
 	}
 	if s.rep.For > 0 && now.Sub(s.started) >= s.rep.For {
-		return Case{}, false
+		return matrix.Case{}, false
 	}
 	if s.order == nil || s.pos == len(s.order) {
 		if s.rep.Times > 0 && s.round == s.rep.Times {
-			return Case{}, false
+			return matrix.Case{}, false
 		}
 		s.round++
 		r := rand.New(rand.NewPCG(s.rep.Seed, streamOrder<<32|uint64(s.round)))
@@ -167,7 +136,7 @@ func (s *schedule) next(now time.Time) (Case, bool) {
 	c := s.cases[s.order[s.pos]]
 	s.pos++
 	seed := caseSeed(s.rep.Seed, c.ID, s.round)
-	c.Draw = &Draw{Round: s.round, Seed: seed, Link: caseLink(c, s.rep.Link, seed),
+	c.Draw = &matrix.Draw{Round: s.round, Seed: seed, Link: caseLink(c, s.rep.Link, seed),
 		AnswerDelayMS: caseAnswerDelay(c, s.rep.AnswerDelay, seed)}
 	return c, true
 }
@@ -178,8 +147,8 @@ const progressEvery = 2 * time.Second
 // progress writes a repeated run's progress line: done/total, rate, failures
 // so far and time left, at most every progressEvery and for the last case
 // run. The caller serialises calls.
-func (s *schedule) progress(w io.Writer, done int, cr CaseReport, now time.Time) {
-	if cr.Verdict == Fail {
+func (s *schedule) progress(w io.Writer, done int, cr report.CaseReport, now time.Time) {
+	if cr.Verdict == report.Fail {
 		s.fails++
 	}
 	total := s.total()

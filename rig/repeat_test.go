@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/tool"
 )
 
 // draws is what a repeated run drew, in the order it dispatched: the case
 // runs with their seeds, and the parallelism.
-func draws(rep *Report) (order []string, seeds []uint64, parallel int) {
+func draws(rep *report.Report) (order []string, seeds []uint64, parallel int) {
 	for _, c := range rep.Cases {
 		order = append(order, c.RunName())
 		seeds = append(seeds, c.Draw.Seed)
@@ -23,9 +25,9 @@ func draws(rep *Report) (order []string, seeds []uint64, parallel int) {
 
 // repeatRun runs the cases the globs select rp's way, with a run directory
 // (transcripts included) that the test removes.
-func repeatRun(t *testing.T, tl tool.Tool, globs []string, rp Repeat) *Report {
+func repeatRun(t *testing.T, tl tool.Tool, globs []string, rp Repeat) *report.Report {
 	t.Helper()
-	cases, err := Select(DefaultMatrix(), globs)
+	cases, err := matrix.Select(matrix.DefaultMatrix(), globs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +44,10 @@ func repeatRun(t *testing.T, tl tool.Tool, globs []string, rp Repeat) *Report {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	if rep.CasesOnDisk() {
+	if rep.CasesOnDisk {
 		// A repeated run holds only its aggregates; its case runs are in
 		// report.json, with the same summary and rates.
-		full, err := ReadReport(dir.Path)
+		full, err := report.ReadReport(dir.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +98,7 @@ func TestRepeatFlakyMutant(t *testing.T) {
 		t.Fatalf("no first failures: %+v", r)
 	}
 	for _, c := range rep.Cases {
-		if c.Verdict == Fail && c.RunName() == r.FirstFailures[0].Run {
+		if c.Verdict == report.Fail && c.RunName() == r.FirstFailures[0].Run {
 			return
 		}
 	}
@@ -106,7 +108,7 @@ func TestRepeatFlakyMutant(t *testing.T) {
 // A schedule hands out every case once per round, each round a
 // permutation, and stops at its rounds or its time.
 func TestScheduleRounds(t *testing.T) {
-	cases := []Case{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+	cases := []matrix.Case{{ID: "a"}, {ID: "b"}, {ID: "c"}}
 	start := time.Unix(0, 0)
 	s := newSchedule(Options{Cases: cases, Parallel: 3, Repeat: Repeat{Times: 3, Seed: 1}}, start)
 	seen := map[string]int{}
@@ -138,11 +140,11 @@ func TestScheduleRounds(t *testing.T) {
 // Rates count per case, judge the rate on pass and fail only, and mark a
 // case flaky only where it both passed and failed.
 func TestRates(t *testing.T) {
-	cr := func(id string, round int, v Verdict) CaseReport {
-		return CaseReport{ID: id, Verdict: v, CorrelationID: "c-" + id, Draw: &Draw{Round: round}}
+	cr := func(id string, round int, v report.Verdict) report.CaseReport {
+		return report.CaseReport{ID: id, Verdict: v, CorrelationID: "c-" + id, Draw: &matrix.Draw{Round: round}}
 	}
-	rates := Rates([]CaseReport{cr("a", 1, Pass), cr("b", 1, Fail), cr("a", 2, Fail),
-		cr("a", 3, Inconclusive), cr("b", 2, Fail), cr("c", 1, Skipped)})
+	rates := report.Rates([]report.CaseReport{cr("a", 1, report.Pass), cr("b", 1, report.Fail), cr("a", 2, report.Fail),
+		cr("a", 3, report.Inconclusive), cr("b", 2, report.Fail), cr("c", 1, report.Skipped)})
 	want := []struct {
 		id                  string
 		runs, pass, fail, i int
@@ -170,24 +172,24 @@ func TestRates(t *testing.T) {
 }
 
 func TestReproduced(t *testing.T) {
-	fail := func(rules ...string) CaseReport {
-		c := CaseReport{Verdict: Fail}
+	fail := func(rules ...string) report.CaseReport {
+		c := report.CaseReport{Verdict: report.Fail}
 		for _, r := range rules {
 			a, b, _ := strings.Cut(r, "/")
-			c.Violations = append(c.Violations, Violation{Assertion: a, Rule: b})
+			c.Violations = append(c.Violations, report.Violation{Assertion: a, Rule: b})
 		}
 		return c
 	}
 	for _, tc := range []struct {
-		was, now CaseReport
+		was, now report.CaseReport
 		ok       bool
 	}{
 		{fail("category/unsafe_category"), fail("category/unsafe_category"), true},
 		{fail("category/unsafe_category"), fail("no_blind/retry"), false},
-		{fail("category/unsafe_category"), CaseReport{Verdict: Pass}, false},
-		{CaseReport{Verdict: Pass}, CaseReport{Verdict: Pass}, true},
+		{fail("category/unsafe_category"), report.CaseReport{Verdict: report.Pass}, false},
+		{report.CaseReport{Verdict: report.Pass}, report.CaseReport{Verdict: report.Pass}, true},
 	} {
-		if ok, why := Reproduced(tc.was, tc.now); ok != tc.ok {
+		if ok, why := report.Reproduced(tc.was, tc.now); ok != tc.ok {
 			t.Errorf("Reproduced(%v, %v) = %v (%s)", tc.was, tc.now, ok, why)
 		}
 	}

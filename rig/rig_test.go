@@ -17,10 +17,11 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -28,112 +29,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var matrixReps = flag.Int("sshrig.matrix-reps", 20, "consecutive whole-matrix runs in TestReferenceStable")
 
-func TestDefaultMatrix(t *testing.T) {
-	cases := DefaultMatrix()
-	seen := map[string]bool{}
-	moments := map[fault.Moment]bool{}
-	for _, c := range cases {
-		if seen[c.ID] {
-			t.Errorf("duplicate id %s", c.ID)
-		}
-		seen[c.ID] = true
-		moments[c.Moment] = true
-		if c.Operation == "" {
-			t.Errorf("%s: no operation", c.ID)
-		}
-	}
-	for _, m := range fault.Moments() {
-		if !moments[m] && !m.IsStep() {
-			t.Errorf("no case at moment %s", m)
-		}
-	}
-	for _, id := range []string{"started.reset.survive", "exec.close.hangup", "output.blackhole.survive", "exit-status.reset.exit3", "none.exit0", "refuse"} {
-		if !seen[id] {
-			t.Errorf("stable id %s missing", id)
-		}
-	}
-	if len(cases) != 81 {
-		t.Errorf("%d cases, want 81 (update docs and this test together)", len(cases))
-	}
-	// The file holds every transport row the generator knows.
-	byID := map[string]Case{}
-	for _, c := range cases {
-		byID[c.ID] = c
-	}
-	for _, want := range transportMatrix() {
-		got, ok := byID[want.ID]
-		if !ok {
-			t.Errorf("default.yaml lacks %s", want.ID)
-			continue
-		}
-		if got.Moment != want.Moment || got.Disposition != want.Disposition || got.ExitCode != want.ExitCode ||
-			(want.Moment != fault.None && want.Moment != fault.Refuse && got.Cut != want.Cut) {
-			t.Errorf("%s: file says %+v, want %+v", want.ID, got, want)
-		}
-	}
-	aliases := map[string]int{}
-	for _, c := range cases {
-		if c.Alias != "" {
-			aliases[c.Alias]++
-		}
-	}
-	for _, a := range []string{"C01", "C02", "C03", "C04", "C05", "C06", "C07"} {
-		if aliases[a] == 0 {
-			t.Errorf("no case with alias %s", a)
-		}
-	}
-}
-
-// FuzzLoadMatrix: the loader never panics, and whatever it accepts is valid.
-func FuzzLoadMatrix(f *testing.F) {
-	f.Add(DefaultMatrixYAML())
-	f.Add([]byte("cases:\n  - {id: a, moment: started, cut: reset}\n"))
-	f.Add([]byte("cases:\n  - id: a\n    moment: none\n    expect: {category: x}\n"))
-	f.Add([]byte("cases: [\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cases, err := LoadMatrix("fuzz.yaml", data)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
-				t.Fatalf("error without its file: %v", err)
-			}
-			return
-		}
-		if len(cases) == 0 {
-			t.Fatal("loaded no cases without an error")
-		}
-		for _, c := range cases {
-			if c.ID == "" || c.Moment == 0 || c.Disposition == 0 || c.Operation == "" {
-				t.Fatalf("loaded an incomplete case %+v", c)
-			}
-		}
-	})
-}
-
-func TestSelect(t *testing.T) {
-	cases := DefaultMatrix()
-	for _, tc := range []struct {
-		globs []string
-		want  int
-		err   bool
-	}{
-		{nil, len(cases), false},
-		{[]string{"started.*"}, 12, false},
-		{[]string{"started.reset.*", "exec.reset.*"}, 6, false},
-		{[]string{"C0*"}, 16, false},
-		{[]string{"C04"}, 8, false},
-		{[]string{"nothing.here"}, 0, true},
-		{[]string{"[bad"}, 0, true},
-	} {
-		got, err := Select(cases, tc.globs)
-		if (err != nil) != tc.err || len(got) != tc.want {
-			t.Errorf("Select(%v) = %d cases, err %v; want %d, err %v", tc.globs, len(got), err, tc.want, tc.err)
-		}
-	}
-}
-
-func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *Report {
+func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *report.Report {
 	t.Helper()
-	cases, err := Select(DefaultMatrix(), globs)
+	cases, err := matrix.Select(matrix.DefaultMatrix(), globs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,28 +42,6 @@ func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *Report {
 		t.Fatalf("run: %v", err)
 	}
 	return rep
-}
-
-// TestMutantsCaught: every mutant fails, and its report names the assertion
-// that must catch its defect. New mutants are covered automatically.
-func TestMutantsCaught(t *testing.T) {
-	for _, m := range tools.Mutants() {
-		t.Run(m.Name(), func(t *testing.T) {
-			rep := runTool(t, m, MutantCases(), nil)
-			if rep.Summary.Fail == 0 {
-				t.Fatalf("%s passed: %s", m.Name(), rep.SummaryLine())
-			}
-			caught := false
-			for _, c := range rep.Cases {
-				for _, v := range c.Violations {
-					caught = caught || v.Assertion == m.Catches()
-				}
-			}
-			if !caught {
-				t.Fatalf("%s not caught by %s: %s", m.Name(), m.Catches(), rep.SummaryLine())
-			}
-		})
-	}
 }
 
 // TestReferenceStable runs the whole matrix repeatedly: the reference tool
@@ -179,7 +55,7 @@ func TestReferenceStable(t *testing.T) {
 		rep := runTool(t, tools.Reference{}, nil, nil)
 		if rep.Summary.Pass+rep.Summary.Skipped != rep.Summary.Cases || rep.Summary.Pass != 66 {
 			for _, c := range rep.Cases {
-				if c.Verdict != Pass && c.Verdict != Skipped {
+				if c.Verdict != report.Pass && c.Verdict != report.Skipped {
 					t.Errorf("run %d: %s %s: %v %s", i+1, c.ID, c.Verdict, c.Violations, c.Reason)
 				}
 			}
@@ -218,8 +94,8 @@ func TestPreflightStops(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			_, err := Run(ctx, Options{Tool: scriptedTool{tc.name, tc.out}, Cases: DefaultMatrix()[:2]})
-			pe, ok := err.(*PreflightError)
+			_, err := Run(ctx, Options{Tool: scriptedTool{tc.name, tc.out}, Cases: matrix.DefaultMatrix()[:2]})
+			pe, ok := err.(*report.PreflightError)
 			if !ok || !strings.Contains(pe.Reason, tc.want) {
 				t.Fatalf("err %v, want a preflight error mentioning %q", err, tc.want)
 			}
@@ -279,7 +155,7 @@ func TestReportShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var suites junitSuites
+	var suites xSuites
 	if err := xml.Unmarshal(j, &suites); err != nil || len(suites.Suites[0].Cases) != 4 {
 		t.Fatalf("junit: %v, %+v", err, suites)
 	}
@@ -353,7 +229,7 @@ func BenchmarkDefaultMatrix(b *testing.B) {
 	for b.Loop() {
 		start := time.Now()
 		ctx := context.Background()
-		rep, err := Run(ctx, Options{Tool: tools.Reference{}, Cases: DefaultMatrix()})
+		rep, err := Run(ctx, Options{Tool: tools.Reference{}, Cases: matrix.DefaultMatrix()})
 		if err != nil || rep.Summary.Fail+rep.Summary.Inconclusive != 0 {
 			b.Fatalf("%v %v", err, rep.SummaryLine())
 		}
@@ -376,7 +252,7 @@ func TestMatrixDocFields(t *testing.T) {
 			documented[m[1]] = true
 		}
 	}
-	for _, f := range MatrixFields() {
+	for _, f := range matrix.MatrixFields() {
 		if !documented[f] {
 			t.Errorf("field %q is not documented in docs/matrix.md", f)
 		}
@@ -386,7 +262,7 @@ func TestMatrixDocFields(t *testing.T) {
 		t.Errorf("docs/matrix.md documents %q, which the loader does not know", f)
 	}
 	// The example in the doc loads as written.
-	if _, err := LoadMatrixFile("../docs/examples/matrix.yaml"); err != nil {
+	if _, err := matrix.LoadMatrixFile("../docs/examples/matrix.yaml"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -398,7 +274,7 @@ func TestMissingResultEventFailsEvidence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir.Filter = func(e eventlog.Entry) bool {
+	dir.filter = func(e eventlog.Entry) bool {
 		return !(e.Event == "result" && e.Case == "started.reset.survive")
 	}
 	rep := runTool(t, tools.Reference{}, []string{"started.reset.survive", "none.exit0"}, dir)
@@ -406,11 +282,11 @@ func TestMissingResultEventFailsEvidence(t *testing.T) {
 	for _, c := range rep.Cases {
 		switch c.ID {
 		case "started.reset.survive":
-			if c.Verdict != Fail || len(c.Violations) != 1 || c.Violations[0].Assertion != verdict.AssertEvidence || c.Violations[0].Rule != verdict.RuleLogMissing {
+			if c.Verdict != report.Fail || len(c.Violations) != 1 || c.Violations[0].Assertion != report.AssertEvidence || c.Violations[0].Rule != verdict.RuleLogMissing {
 				t.Errorf("%s: %s %v; want a fail on evidence/log_missing", c.ID, c.Verdict, c.Violations)
 			}
 		default:
-			if c.Verdict != Pass {
+			if c.Verdict != report.Pass {
 				t.Errorf("%s: %s %v", c.ID, c.Verdict, c.Violations)
 			}
 		}
@@ -425,7 +301,7 @@ func TestRunWithoutDirLeavesNothing(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cases, err := Select(DefaultMatrix(), []string{"none.exit0", "started.reset.hangup"})
+	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0", "started.reset.hangup"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +310,7 @@ func TestRunWithoutDirLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range rep.Cases {
-		if c.Verdict != Pass || c.Transcript != "" {
+		if c.Verdict != report.Pass || c.Transcript != "" {
 			t.Errorf("%s: verdict %s, transcript %q", c.ID, c.Verdict, c.Transcript)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +19,10 @@ import (
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/reading"
 	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -30,7 +32,8 @@ const (
 	DefaultBudget = 5 * time.Second // the deadline a tool gets per case
 	DefaultGrace  = 2 * time.Second // beyond the budget, before a tool counts as hung
 	DefaultSettle = 5 * time.Second // for the remote command to end before the probe
-	// DefaultParallel is how many cases run at once unless told otherwise.
+	// DefaultParallel is the most cases a run starts at once unless told
+	// otherwise (fewer when the tool's cases would starve: rig/sizing.go).
 	// Chosen by measurement, not by core count: a case mostly waits (a
 	// blackhole case for the tool's liveness deadline, c05 its whole
 	// budget), and beyond 16 the default matrix gains little while every
@@ -45,9 +48,13 @@ const (
 
 // Options configure a run.
 type Options struct {
-	Tool     tool.Tool
-	Cases    []Case
-	Parallel int           // cases at once; 0 means DefaultParallel (1 runs one case at a time)
+	Tool tool.Tool
+	// Reading, when set, reads each case run's result from the tool's own
+	// report (its exit code, signal and output) instead of a result it
+	// prints (rig/readings.go); for exec tools.
+	Reading  *reading.Reading
+	Cases    []matrix.Case
+	Parallel int           // cases at once (1: one at a time); 0 sizes it to the tool and the machine (rig/sizing.go)
 	Budget   time.Duration // default DefaultBudget
 	Grace    time.Duration // default DefaultGrace
 	Settle   time.Duration // default DefaultSettle
@@ -69,15 +76,15 @@ type Options struct {
 	// (rig/repeat.go).
 	Repeat Repeat
 	// Shard, when set, is recorded in the report: Cases are this shard's
-	// part of a selection split across machines (rig/shard.go).
-	Shard *ShardReport
+	// part of a selection split across machines (matrix/shard.go).
+	Shard *report.ShardReport
 	// JUnit is recorded in the report: the caller writes JUnit XML too.
 	JUnit bool
 	// StepCases selects the step cases the run adds after the preflight,
-	// made from the tool's conversation (rig/stepcases.go); the zero value
+	// made from the tool's conversation (matrix/stepcases.go); the zero value
 	// adds none. A sharded run adds none: each shard's preflight would add
 	// the same ones.
-	StepCases StepSelection
+	StepCases matrix.StepSelection
 }
 
 func (o *Options) defaults() {
@@ -95,16 +102,19 @@ func (o *Options) defaults() {
 	}
 }
 
-// PreflightError means the chain is not invocable: the run stops before any case.
-type PreflightError struct {
-	Reason string
-	Case   *CaseReport // the preflight's own record, when it got that far
-}
-
-func (e *PreflightError) Error() string { return "preflight: " + e.Reason }
-
 // ErrNoCases is returned for a run with nothing to execute.
 var ErrNoCases = errors.New("rig: no cases to run")
+
+// ErrReadingOneRun is returned for a repeated or sharded run with a
+// Reading: a native value's ambiguity is judged across one whole run's
+// cases (rig/readings.go), and a repeated run's case runs go to its spool
+// as they end, a shard sees only its own cases; judged there, the same tool
+// would get other verdicts.
+var ErrReadingOneRun = errors.New("rig: a reading judges one whole run: not a repeated run (--repeat, --for, --link, --answer-delay) or a shard")
+
+// ErrInterrupted is returned, with the report of what was judged (marked
+// Interrupted), when the run's context ended before every case ran.
+var ErrInterrupted = errors.New("rig: interrupted")
 
 // Run runs the cases. It returns an error only when the rig itself could not
 // run (the server did not start, the preflight failed); verdicts are in the
@@ -116,7 +126,7 @@ var ErrNoCases = errors.New("rig: no cases to run")
 // A repeated run with Out keeps only the aggregates in memory (Summary,
 // Rates) and its case runs in the run directory: the report it returns has
 // no Cases (CasesOnDisk), and ReadReport of the directory has them all.
-func Run(ctx context.Context, o Options) (*Report, error) {
+func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if o.Out == nil {
 		return runWithoutDir(ctx, o)
 	}
@@ -128,31 +138,28 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		rep.LogHead = o.Out.Head()
 		jerr := writeReportFile(o.Out, rep, sink)
 		if jerr != nil {
-			err = errors.Join(err, fmt.Errorf("rig: %s: %w", ReportFile, jerr))
+			err = errors.Join(err, fmt.Errorf("rig: %s: %w", report.ReportFile, jerr))
 		}
 	}
 	return rep, err
 }
 
 // writeReportFile writes report.json, its cases from the sink.
-func writeReportFile(d *RunDir, rep *Report, sink *caseSink) error {
-	f, err := os.Create(filepath.Join(d.Path, ReportFile))
+func writeReportFile(d *RunDir, rep *report.Report, sink *caseSink) error {
+	f, err := os.Create(filepath.Join(d.Path, report.ReportFile))
 	if err != nil {
 		return err
 	}
-	err = rep.writeJSON(f, sink)
+	err = writeJSON(f, rep, sink)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
-// ReportFile is the report's name in a run directory.
-const ReportFile = "report.json"
-
 // runWithoutDir runs with a run directory of its own that nobody asked
 // for, and removes it; the report names none of its files.
-func runWithoutDir(ctx context.Context, o Options) (*Report, error) {
+func runWithoutDir(ctx context.Context, o Options) (*report.Report, error) {
 	path, err := os.MkdirTemp("", "sshrig-run-*")
 	if err != nil {
 		return nil, fmt.Errorf("rig: a temporary run directory for the event log: %w", err)
@@ -181,7 +188,8 @@ func runWithoutDir(ctx context.Context, o Options) (*Report, error) {
 	return rep, err
 }
 
-func run(ctx context.Context, o Options) (*Report, *caseSink, error) {
+func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
+	explicitParallel := o.Parallel
 	o.defaults()
 	if len(o.Cases) == 0 && len(o.StepCases.Required) == 0 {
 		return nil, nil, ErrNoCases
@@ -189,10 +197,13 @@ func run(ctx context.Context, o Options) (*Report, *caseSink, error) {
 	if o.Tool == nil {
 		return nil, nil, errors.New("rig: no tool")
 	}
-	cases := make([]Case, len(o.Cases))
+	if o.Reading != nil && (o.Repeat.On() || o.Shard != nil) {
+		return nil, nil, ErrReadingOneRun
+	}
+	cases := make([]matrix.Case, len(o.Cases))
 	var invalid []error
 	for i, c := range o.Cases {
-		cases[i] = c.withDefaults()
+		cases[i] = c.WithDefaults()
 		if err := cases[i].Validate(); err != nil {
 			invalid = append(invalid, err)
 		}
@@ -210,8 +221,8 @@ func run(ctx context.Context, o Options) (*Report, *caseSink, error) {
 	env := sess.env
 	r := &runner{o: o, env: env, secrets: sess.secrets}
 
-	rep := &Report{
-		Version:    ReportVersion,
+	rep := &report.Report{
+		Version:    report.ReportVersion,
 		Tool:       o.Tool.Name(),
 		Target:     o.Target.Name(),
 		Where:      env.Endpoint().Where,
@@ -222,50 +233,61 @@ func run(ctx context.Context, o Options) (*Report, *caseSink, error) {
 	}
 
 	if err := toolPreflight(ctx, o.Tool); err != nil {
-		rep.Preflight = Preflight{Error: err.Error()}
-		return rep, nil, &PreflightError{Reason: err.Error()}
+		rep.Preflight = report.Preflight{Error: err.Error()}
+		return rep, nil, &report.PreflightError{Reason: err.Error()}
 	}
+	probe := startCostProbe() // rig/sizing.go: the preflight measures what a case costs
 	pre := r.preflight(ctx)
+	spent := probe.finish()
 	if pre.Error != "" {
 		rep.Preflight = pre
-		return rep, nil, &PreflightError{Reason: pre.Error, Case: pre.Case}
+		return rep, nil, &report.PreflightError{Reason: pre.Error, Case: pre.Case}
 	}
 	if err := r.addStepCases(&pre); err != nil {
 		rep.Preflight = pre
 		return rep, nil, err
 	}
 	rep.Preflight = pre
+	par := chooseParallel(explicitParallel, o.Budget, spent)
+	r.o.Parallel, rep.Parallel = par.Chosen, &par
 	if o.Progress != nil {
 		writeConversation(o.Progress, pre)
+		fmt.Fprintln(o.Progress, par.Line())
 	}
 
 	sink, err := r.runCases(ctx, rep, started)
 	if err != nil {
 		return nil, nil, err
 	}
+	if rep.Interrupted {
+		return rep, sink, fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(ctx))
+	}
 	return rep, sink, nil
 }
 
 // runCases runs the matrix and puts its case runs, summary and rates into
 // rep; the sink holds the case runs (in memory, or spooled for a long run).
-func (r *runner) runCases(ctx context.Context, rep *Report, started time.Time) (*caseSink, error) {
+func (r *runner) runCases(ctx context.Context, rep *report.Report, started time.Time) (*caseSink, error) {
 	sink, err := newCaseSink(r.o) // rig/spool.go
 	if err != nil {
 		return nil, err
 	}
 	sched := r.runAll(ctx, started, sink)
-	if err := ctx.Err(); err != nil {
-		sink.close()
-		return nil, fmt.Errorf("rig: interrupted: %w", err)
-	}
+	// An interrupted run reports what it judged, marked interrupted: the
+	// case runs it finished and those the interruption cut short
+	// (inconclusive); the cases it never started are not in it.
+	rep.Interrupted = ctx.Err() != nil
 	if err := sink.finish(); err != nil {
 		sink.close()
 		return nil, err
 	}
-	rep.Cases, rep.casesOnDisk = sink.mem, sink.spool != nil
-	rep.Summary = sink.agg.sum
+	rep.Cases, rep.CasesOnDisk = sink.mem, sink.spool != nil
+	rep.Summary = sink.agg.Summary()
 	rep.Summary.DurationMS = time.Since(started).Milliseconds()
-	rep.aggregate(r.o, sched, sink.agg.result()) // rig/aggregate.go: rates of a repeated run
+	if r.o.Reading != nil && !rep.CasesOnDisk {
+		r.markAmbiguous(rep, started) // rig/readings.go
+	}
+	aggregate(rep, r.o, sched, sink.agg.Rates()) // rig/aggregate.go: rates of a repeated run
 	return sink, nil
 }
 
@@ -280,28 +302,36 @@ func (r *runner) runAll(ctx context.Context, started time.Time, sink *caseSink) 
 	sched := newSchedule(r.o, started) // rig/repeat.go: which case runs, in which order
 	type job struct {
 		i int
-		c Case
+		c matrix.Case
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
 	var done int
 	var mu sync.Mutex
+	finished := func(i int, cr report.CaseReport) { // with mu held
+		sink.put(i, cr)
+		done++
+		switch {
+		case r.o.Repeat.On():
+			sched.progress(r.o.Progress, done, cr, time.Now())
+		case r.o.Progress != nil:
+			fmt.Fprintf(r.o.Progress, "[%d/%d] %-*s %s%s\n", done, len(r.o.Cases), idWidth, cr.ID, cr.Verdict, confirmedNote(cr))
+		}
+	}
+	var confirm []toConfirm // rig/confirm.go: timing verdicts seen while the machine was busy
 	for w := 0; w < sched.parallel; w++ {
 		wg.Go(func() {
 			for j := range jobs {
-				cr := r.runCase(ctx, j.c)
-				cr.diag, cr.conversation = nil, nil // only a preflight keeps them
+				res, busy := r.runBeside(ctx, j.c)
+				cr := res.CaseReport
 				if r.o.Out != nil {
 					r.o.Out.ended(cr.CorrelationID)
 				}
 				mu.Lock()
-				sink.put(j.i, cr)
-				done++
-				switch {
-				case r.o.Repeat.On():
-					sched.progress(r.o.Progress, done, cr, time.Now())
-				case r.o.Progress != nil:
-					fmt.Fprintf(r.o.Progress, "[%d/%d] %-*s %s\n", done, len(r.o.Cases), idWidth, cr.ID, cr.Verdict)
+				if needsConfirming(ctx, res, busy) {
+					confirm = append(confirm, toConfirm{j.i, j.c, cr, busy})
+				} else {
+					finished(j.i, cr)
 				}
 				mu.Unlock()
 			}
@@ -316,6 +346,14 @@ func (r *runner) runAll(ctx context.Context, started time.Time, sink *caseSink) 
 	}
 	close(jobs)
 	wg.Wait()
+	if len(confirm) > 0 && r.o.Progress != nil && !r.o.Repeat.On() {
+		fmt.Fprintf(r.o.Progress, "sshrig: %d case(s) failed on timing while the machine was busy; running each again alone\n", len(confirm))
+	}
+	r.confirmAlone(ctx, confirm, func(i int, cr report.CaseReport) {
+		mu.Lock()
+		finished(i, cr)
+		mu.Unlock()
+	})
 	return sched
 }
 
@@ -334,18 +372,18 @@ type runner struct {
 	workloadRequest int
 	// conversation is the preflight's (Preflight.Conversation): every case's
 	// is compared with it.
-	conversation []ConversationRequest
+	conversation []fault.Request
 }
 
 // addStepCases adds the step cases the options select to the run's cases,
 // made from the preflight's conversation, and says how many there were.
-func (r *runner) addStepCases(pre *Preflight) error {
+func (r *runner) addStepCases(pre *report.Preflight) error {
 	if len(r.o.StepCases.Globs) == 0 || r.o.Shard != nil {
 		return nil
 	}
-	all, capped := StepCases(pre.Conversation)
+	all, capped := matrix.StepCases(pre.Conversation)
 	pre.StepCases, pre.StepsCapped = len(all), capped
-	picked, err := selectSteps(all, r.o.StepCases)
+	picked, err := matrix.SelectSteps(all, r.o.StepCases)
 	if err != nil {
 		return err
 	}
@@ -409,7 +447,7 @@ func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (to
 	return tr, done
 }
 
-func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
+func (r *runner) target(run *engine.Run, c matrix.Case) (tool.Target, error) {
 	cmd, err := run.Wrap(c.Workload(run.Spec().ID))
 	if err != nil {
 		return tool.Target{}, err
@@ -428,7 +466,7 @@ func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
 	if c.Draw != nil {
 		t.Seed = c.Draw.Seed
 	}
-	if c.Scenario == ScenarioRecordNote {
+	if c.Scenario == matrix.ScenarioRecordNote {
 		t.Lookup = operations.Lookup(run.Spec().ID)
 		t.FollowUp = operations.FollowUpTemplate
 	}
@@ -439,7 +477,7 @@ func (r *runner) target(run *engine.Run, c Case) (tool.Target, error) {
 	return t, nil
 }
 
-func (r *runner) budget(c Case) time.Duration {
+func (r *runner) budget(c matrix.Case) time.Duration {
 	if c.Budget > 0 {
 		return c.Budget
 	}
@@ -447,88 +485,131 @@ func (r *runner) budget(c Case) time.Duration {
 }
 
 // runCase runs one case to its verdict. Infrastructure trouble in one case
-// makes that case inconclusive; it does not stop the run.
-func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
-	start := time.Now()
-	id := r.env.NewID()
-	cr := CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment, Cut: cutName(c), Disposition: c.Disposition.String(),
-		Tool: r.o.Tool.Name(), CorrelationID: id, Operation: c.Operation, Violations: []Violation{}, Draw: c.Draw, Step: c.Step}
-	// What a case that never reaches its verdict would have called for.
-	e := verdict.Expected(verdict.Input{Moment: c.Moment, Cut: c.Cut, Expect: c.Expectation(), ExitCode: c.ExitCode})
-	cr.Expected = Expected{Category: e.Category, Retry: e.Retry}
-	if ok, why := Applies(c, r.o.Tool); !ok {
-		cr.Verdict, cr.Reason = Skipped, why
-		return cr
+// makes that case inconclusive; it does not stop the run. The verdict is
+// decided once (decide), then logged and reported alike.
+func (r *runner) runCase(ctx context.Context, c matrix.Case) caseResult {
+	run := &caseRun{c: c, id: r.env.NewID(), start: time.Now()}
+	release := r.execute(ctx, run)
+	defer release() // after the transcript: the case logs nothing more of its own
+	if ctx.Err() != nil && run.skip == "" {
+		run.broken = "the run was interrupted while the case ran"
 	}
-	inconclusive := func(why string) CaseReport {
-		cr.Verdict, cr.Reason = Inconclusive, why+r.serverGone(ctx)
-		cr.DurationMS = time.Since(start).Milliseconds()
-		return cr
+	cr := r.caseReport(run)
+	r.logVerdict(cr.CaseReport)
+	if run.judged() && r.o.Out != nil && !r.o.Out.temporary { // nobody reads a temporary directory's transcripts
+		cr.Transcript = r.o.Out.writeTranscript(run, cr)
 	}
+	return cr
+}
 
+// execute runs the case and gathers its facts into run. release drops the
+// case's own key from the log's redaction, once the case logged all it will.
+func (r *runner) execute(ctx context.Context, run *caseRun) (release func()) {
+	c, id := run.c, run.id
+	release = func() {}
 	if r.o.Out != nil {
 		r.o.Out.Bind(id, c.ID)
 	}
-	spec := c.spec(id)
+	if ok, why := matrix.Applies(c, r.o.Tool); !ok {
+		run.skip = why
+		return release
+	}
+	broken := func(why string) func() {
+		run.broken = why + r.serverGone(ctx)
+		return release
+	}
+	spec := caseSpec(c, id)
 	spec.RefusePTY = r.o.RefusePTY
 	spec.WorkloadRequest = r.workloadRequest
-	run, err := r.env.Begin(ctx, spec)
+	er, err := r.env.Begin(ctx, spec)
 	if err != nil {
-		return inconclusive("could not set the case up: " + err.Error())
+		return broken("could not set the case up: " + err.Error())
 	}
-	t, err := r.target(run, c)
-	if err != nil {
-		run.Finish(ctx, 0)
-		return inconclusive("could not wrap the workload: " + err.Error())
+	if run.t, err = r.target(er, c); err != nil {
+		er.Finish(ctx, 0)
+		return broken("could not wrap the workload: " + err.Error())
 	}
-	r.logRequest(c, t)
-	tr, toolDone := r.invoke(ctx, run, t)
+	r.logRequest(c, run.t)
+	tr, toolDone := r.invoke(ctx, er, run.t)
+	run.tr = tr
 	r.logReturned(id, tr)
 	if tr.exit != nil && tr.exit.StartErr != "" {
-		run.Finish(ctx, 0)
-		return inconclusive("could not start the tool: " + tr.exit.StartErr)
+		er.Finish(ctx, 0)
+		return broken("could not start the tool: " + tr.exit.StartErr)
 	}
-	ev, err := run.Finish(ctx, r.o.Settle)
+	ev, err := er.Finish(ctx, r.o.Settle)
 	// The case's connections are closed now, so a hung in-process tool
 	// has returned or is about to.
 	select {
 	case <-toolDone:
 	case <-time.After(10 * time.Second):
-		cr.Reason = "the tool did not stop within 10s of its case ending"
+		run.note = "the tool did not stop within 10s of its case ending"
 	}
 	if err != nil && ev == nil {
-		return inconclusive("could not finish the case: " + err.Error())
+		return broken("could not finish the case: " + err.Error())
 	}
+	run.ev = ev
 	if ev.Cut != nil && ev.Cut.NoHelper {
-		cr.Verdict, cr.Reason = Skipped, "kill-helper needs a helper process that owns the tool's SSH socket (such as the ssh child of a wrapper); this tool holds its socket itself"
-		cr.DurationMS = time.Since(start).Milliseconds()
+		run.skip = "kill-helper needs a helper process that owns the tool's SSH socket (such as the ssh child of a wrapper); this tool holds its socket itself"
+		return release
+	}
+	run.secrets, release = r.caseSecrets(run.t)
+	read, native := r.readResult(run) // rig/readings.go
+	run.native = native
+	r.logEvidence(c, id, ev, read)
+	run.evs = evidence.Of(ev.Events, id)
+	run.in = r.verdictInput(c, run.t, tr, ev, run.evs, run.secrets)
+	run.in.Read = &read
+	run.in.NoEcho = r.o.Reading != nil
+	run.conversationDiff = r.conversationDiffers(c, run.evs)
+	return release
+}
+
+// caseReport is the case run's record in the report: its verdict as decide
+// decided it, and what the run measured.
+func (r *runner) caseReport(run *caseRun) caseResult {
+	c := run.c
+	cr := caseResult{CaseReport: report.CaseReport{ID: c.ID, Alias: c.Alias, Moment: c.Moment, Cut: c.CutName(), Disposition: c.Disposition.String(),
+		Tool: r.o.Tool.Name(), CorrelationID: run.id, Operation: c.Operation, Draw: c.Draw, Step: c.Step}}
+	cr.take(decide(run))
+	if run.skip != "" && run.ev == nil { // it never ran
 		return cr
 	}
-
-	secrets, release := r.caseSecrets(t)
-	defer release() // after the transcript: the case logs nothing more of its own
-	read := verdict.ReadResult(tr.stdout, tr.stdoutBytes)
-	r.logEvidence(c, id, ev, read)
-	in := r.verdictInput(c, t, tr, ev, secrets)
-	in.Read = &read
-	r.judge(&cr, c, in, tr, ev, secrets)
-	cr.diag = diagnose(ev, id, tr.stderr, secrets)
-	evs := evidence.Of(ev.Events, id)
-	cr.workloadRequest, cr.conversation = evs.WorkloadRequest(), evs.Conversation()
-	cr.PartialUploads = evs.PartialUploads()
-	if diff := r.conversationDiffers(c, evs); diff != "" {
-		cr.Verdict, cr.Grade, cr.Violations = Inconclusive, "", []Violation{}
-		cr.Reason = "the tool's conversation differs from the preflight's, so the case's cut may not be where its moment says: " + diff
+	cr.DurationMS = time.Since(run.start).Milliseconds()
+	if !run.judged() {
+		return cr
 	}
-	cr.DurationMS = time.Since(start).Milliseconds()
-	cr.ToolMS = tr.duration.Milliseconds()
-	if ev.Cut != nil {
-		cr.CutLatencyUS = ev.Cut.Latency.Microseconds()
-	}
-	if r.o.Out != nil && !r.o.Out.temporary { // nobody reads a temporary directory's transcripts
-		cr.Transcript = r.o.Out.writeTranscript(c, cr, t, tr, ev, secrets)
+	cr.Truth = truthReport(run.ev.Truth, run.ev.ProbeErr == "")
+	cr.diag = diagnose(run.evs, run.tr.stderr, run.secrets)
+	cr.workloadRequest, cr.conversation = run.evs.WorkloadRequest(), run.evs.Conversation()
+	cr.PartialUploads = run.evs.PartialUploads()
+	cr.Native, cr.NotApplicable = run.native, r.notApplicable()
+	cr.cutMissed = cr.Verdict == report.Inconclusive && run.ev.MissedOnTiming
+	cr.ToolMS = run.tr.duration.Milliseconds()
+	if run.ev.Cut != nil {
+		cr.CutLatencyUS = run.ev.Cut.Latency.Microseconds()
 	}
 	return cr
+}
+
+// logVerdict writes the verdict event: exactly the verdict, grade, reason
+// and violations the report carries for the case run.
+func (r *runner) logVerdict(cr report.CaseReport) { r.logVerdictAs(cr.CorrelationID, cr, nil) }
+
+// logVerdictAs logs cr's decision as the verdict of the case run with
+// correlation id, with more said about it (a confirmation alone).
+func (r *runner) logVerdictAs(id string, cr report.CaseReport, more map[string]any) {
+	data := map[string]any{"verdict": string(cr.Verdict), "violations": cr.Violations}
+	if cr.Grade != "" {
+		data["grade"] = string(cr.Grade)
+	}
+	if cr.Reason != "" {
+		data["reason"] = cr.Reason
+	}
+	for k, v := range more {
+		data[k] = v
+	}
+	r.log(eventlog.SourceRig, "verdict", id, data)
 }
 
 // conversationDiffers compares the case's conversation with the
@@ -537,7 +618,7 @@ func (r *runner) runCase(ctx context.Context, c Case) CaseReport {
 // preflight (up to their cut): not a step sequence (its own commands), not
 // a credential case (the rig's own set-up connection comes first), and not
 // refuse (nothing is accepted).
-func (r *runner) conversationDiffers(c Case, evs evidence.Case) string {
+func (r *runner) conversationDiffers(c matrix.Case, evs evidence.Case) string {
 	if !evidence.MultiStep(r.conversation) || c.Scenario != "" || c.Credential != 0 || c.Moment == fault.Refuse {
 		return ""
 	}
@@ -545,8 +626,8 @@ func (r *runner) conversationDiffers(c Case, evs evidence.Case) string {
 }
 
 // logRequest records the request the rig built for the tool and its dispatch.
-func (r *runner) logRequest(c Case, t tool.Target) {
-	built := map[string]any{"operation": c.Operation, "moment": c.Moment.String(), "cut": cutName(c),
+func (r *runner) logRequest(c matrix.Case, t tool.Target) {
+	built := map[string]any{"operation": c.Operation, "moment": c.Moment.String(), "cut": c.CutName(),
 		"disposition": c.Disposition.String(), "command_sha256": evidence.Digest(t.Command), "deadline_ms": t.Deadline.Milliseconds()}
 	if r.o.Out != nil && r.o.Out.LogCommands {
 		built["command"] = t.Command
@@ -584,9 +665,9 @@ func (r *runner) caseSecrets(t tool.Target) (secrets []secret.Secret, release fu
 }
 
 // logEvidence records the cut, the probe's truth and what the tool printed.
-func (r *runner) logEvidence(c Case, id string, ev *engine.Evidence, read verdict.Reading) {
+func (r *runner) logEvidence(c matrix.Case, id string, ev *engine.Evidence, read verdict.Reading) {
 	if ev.Cut != nil {
-		r.log(eventlog.SourceRig, "cut", id, map[string]any{"moment": ev.Cut.Moment.String(), "cut": cutName(c), "conn": ev.Cut.Conn,
+		r.log(eventlog.SourceRig, "cut", id, map[string]any{"moment": ev.Cut.Moment.String(), "cut": c.CutName(), "conn": ev.Cut.Conn,
 			"latency_us": ev.Cut.Latency.Microseconds(), "landed": ev.Landed, "not_landed": ev.NotLanded})
 	}
 	probe := map[string]any{"state": string(ev.Truth.State), "starts": ev.Truth.Starts, "completes": ev.Truth.Completes,
@@ -610,31 +691,17 @@ func (r *runner) logEvidence(c Case, id string, ev *engine.Evidence, read verdic
 
 // verdictInput gathers the evidence the verdict judges: what the tool
 // printed and how it ended, and what the server's events say.
-func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evidence, secrets []secret.Secret) verdict.Input {
+func (r *runner) verdictInput(c matrix.Case, t tool.Target, tr toolRun, ev *engine.Evidence, evs evidence.Case, secrets []secret.Secret) verdict.Input {
 	id := t.CorrelationID
-	knowledge := fault.KnowledgeAt(c.Moment, c.Cut)
-	evs := evidence.Of(ev.Events, id)
-	in := verdict.Input{
-		Moment:            c.Moment,
-		Cut:               c.Cut,
-		Expect:            c.Expectation(),
-		CorrelationID:     id,
-		Operation:         c.Operation,
-		ExitCode:          c.ExitCode,
-		Stdout:            tr.stdout,
-		StdoutBytes:       tr.stdoutBytes,
-		Stderr:            tr.stderr,
-		Duration:          tr.duration,
-		Budget:            t.Deadline,
-		Hung:              tr.hung,
-		Landed:            ev.Landed,
-		NotLanded:         ev.NotLanded,
-		Attempts:          evs.Attempts(),
-		CredentialRetries: evs.CredentialRetries(),
-		Secrets:           secrets,
-	}
+	in := ev.VerdictInput(evs, id, c.Moment, c.Cut) // what the evidence says, as for any client
+	in.Expect = expectation(c)
+	in.Operation, in.ExitCode = c.Operation, c.ExitCode
+	in.Stdout, in.StdoutBytes, in.Stderr = tr.stdout, tr.stdoutBytes, tr.stderr
+	in.Duration, in.Budget, in.Hung = tr.duration, t.Deadline, tr.hung
+	in.Secrets = secrets
 	if c.Fixture != "" {
 		in.FollowUps = evs.FollowUps(t.Reconcile)
+		in.Delivered = evs.Delivered()
 	}
 	if t.Reconcile != "" && c.Scenario == "" {
 		in.ProbedBetween = evs.ProbedBetween(evidence.Digest(t.Reconcile))
@@ -644,7 +711,7 @@ func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evid
 	}
 	if c.Scenario != "" {
 		in.Steps, in.ProbedBetween = evs.Steps(t.Lookup, operations.FollowUp(operations.RecordID(id)), t.Reconcile)
-		in.FirstUnknown = ev.Landed && knowledge == fault.RequestSent
+		in.FirstUnknown = ev.Landed && in.Knowledge == fault.RequestSent
 	}
 	if r.o.Out != nil {
 		in.Log = &verdict.LogRecord{CorrelationID: r.o.Out.Logged(id, "request_built"), Result: r.o.Out.Logged(id, "result")}
@@ -654,56 +721,10 @@ func (r *runner) verdictInput(c Case, t tool.Target, tr toolRun, ev *engine.Evid
 			in.Landed, in.NotLanded = false, why
 		}
 	}
-	if knowledge == fault.NothingSent && c.Moment.HasCut() {
-		in.FreshDelivered = evs.LastDelivered()
-	}
-	if knowledge == fault.ResultReceived || c.Fixture != "" || (c.Moment == fault.ExitStatus && c.Cut == fault.KillHelper) {
-		in.Delivered = evs.Delivered()
-	}
 	if tr.exit != nil {
 		in.LeftRunning = tr.exit.LeftRunning
 	}
-	if ev.ProbeErr != "" {
-		in.TruthErr = ev.ProbeErr
-	} else {
-		truth := ev.Truth
-		in.Truth = &truth
-	}
 	return in
-}
-
-// judge puts the verdict on in into cr, with nothing secret in it, and logs it.
-func (r *runner) judge(cr *CaseReport, c Case, in verdict.Input, tr toolRun, ev *engine.Evidence, secrets []secret.Secret) {
-	v := withAnswer(verdict.Judge(in), tr.answer, secrets, tr.stdout)
-	v = withViolations(v, crossCase(ev.Events, in.CorrelationID, c, v.Reported))
-	cr.Expected = Expected{Category: v.Expected.Category, Retry: v.Expected.Retry}
-	// The report never carries key material, even when the tool printed it.
-	cr.Verdict, cr.Grade, cr.Steps = Verdict(v.Status), Grade(v.Grade), v.Path
-	rules := []string{}
-	for _, x := range v.Violations {
-		// Details quote what the tool printed (an id, a parse error).
-		cr.Violations = append(cr.Violations, Violation{Assertion: x.Assertion, Rule: x.Rule,
-			Detail: string(secret.Redact([]byte(x.Detail), secrets))})
-		if tr.answer != nil && slices.ContainsFunc(tr.answer.Findings, func(f tool.Finding) bool { return f.Rule == x.Rule && f.Detail == x.Detail }) {
-			cr.answered = append(cr.answered, cr.Violations[len(cr.Violations)-1])
-		}
-		rules = append(rules, x.Assertion+"/"+x.Rule)
-	}
-	cr.Reported = redactResult(v.Reported, secrets)
-	cr.ParseError = string(secret.Redact([]byte(v.ParseError), secrets))
-	if v.Reason != "" {
-		cr.Reason = v.Reason
-	}
-	cr.Truth = truthReport(ev.Truth, ev.ProbeErr == "")
-	r.log(eventlog.SourceRig, "verdict", in.CorrelationID, map[string]any{"verdict": string(v.Status), "grade": string(v.Grade), "violations": rules})
-}
-
-// cutName is the case's cut as reports name it; "" where nothing is cut.
-func cutName(c Case) string {
-	if !c.Moment.HasCut() {
-		return ""
-	}
-	return c.Cut.String()
 }
 
 // serverGone explains, when the server is no longer running (a container
@@ -729,10 +750,10 @@ func (r *runner) serverGone(ctx context.Context) string {
 }
 
 // preflight proves the chain is invocable before any case runs.
-func (r *runner) preflight(ctx context.Context) Preflight {
-	c := Case{ID: "preflight", Moment: fault.None, Disposition: fault.Survive, Operation: DefaultOperation}
+func (r *runner) preflight(ctx context.Context) report.Preflight {
+	c := matrix.Case{ID: "preflight", Moment: fault.None, Disposition: fault.Survive, Operation: matrix.DefaultOperation}
 	cr := r.runCase(ctx, c)
-	p := Preflight{Case: &cr}
+	p := report.Preflight{Case: &cr.CaseReport}
 	switch {
 	case cr.ParseError != "":
 		p.Error = "the tool's result does not parse: " + cr.ParseError

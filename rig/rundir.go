@@ -12,11 +12,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/eventlog"
-	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/secret"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -33,9 +34,9 @@ type RunDir struct {
 	// their operation name and digest appear (command text may carry data
 	// nobody meant to log).
 	LogCommands bool
-	// Filter, when set, decides which entries reach the log. A run never
+	// filter, when set, decides which entries reach the log. A run never
 	// needs it; tests use it to show that a missing event fails assertion 4.
-	Filter func(eventlog.Entry) bool
+	filter func(eventlog.Entry) bool
 
 	log *eventlog.Writer
 	// temporary: a directory of the run's own (Options.Out was nil), removed
@@ -143,7 +144,7 @@ func (d *RunDir) Log(source, event, correlationID string, data map[string]any) {
 	caseID := d.cases[correlationID]
 	d.mu.Unlock()
 	e := eventlog.Entry{Source: source, Event: event, Case: caseID, CorrelationID: correlationID, Data: data}
-	if d.Filter != nil && !d.Filter(e) {
+	if d.filter != nil && !d.filter(e) {
 		return
 	}
 	_, err := d.log.Append(e)
@@ -205,23 +206,23 @@ func (d *RunDir) Head() string {
 
 // transcript is transcripts/ID.json.
 type transcript struct {
-	Case       string            `json:"case"`
-	Verdict    Verdict           `json:"verdict"`
-	Target     transcriptTarget  `json:"target"`
-	Stdout     string            `json:"stdout"`
-	Stderr     string            `json:"stderr"`
-	ToolMS     int64             `json:"tool_ms"`
-	Hung       bool              `json:"hung"`
-	Exit       *tool.ProcessExit `json:"exit,omitempty"` // how the tool\'s program ended
-	Cut        *engine.CutRecord `json:"cut,omitempty"`
-	Landed     bool              `json:"landed"`
-	NotLanded  string            `json:"not_landed,omitempty"`
-	Settled    bool              `json:"settled"`
-	Ledger     []string          `json:"ledger"` // the case's marker lines
-	Events     []control.Event   `json:"events"`
-	Violations []Violation       `json:"violations"`
+	Case       string             `json:"case"`
+	Verdict    report.Verdict     `json:"verdict"`
+	Target     transcriptTarget   `json:"target"`
+	Stdout     string             `json:"stdout"`
+	Stderr     string             `json:"stderr"`
+	ToolMS     int64              `json:"tool_ms"`
+	Hung       bool               `json:"hung"`
+	Exit       *tool.ProcessExit  `json:"exit,omitempty"` // how the tool\'s program ended
+	Cut        *engine.CutRecord  `json:"cut,omitempty"`
+	Landed     bool               `json:"landed"`
+	NotLanded  string             `json:"not_landed,omitempty"`
+	Settled    bool               `json:"settled"`
+	Ledger     []string           `json:"ledger"` // the case's marker lines
+	Events     []control.Event    `json:"events"`
+	Violations []report.Violation `json:"violations"`
 	// Conversation is every request of the tool's SSH conversation in the case.
-	Conversation []ConversationRequest `json:"conversation"`
+	Conversation []fault.Request `json:"conversation"`
 }
 
 // transcriptTarget is the Target without anything secret: the identity
@@ -237,29 +238,57 @@ type transcriptTarget struct {
 
 // writeTranscript writes the case's transcript and returns its path relative
 // to the run directory. Secrets the tool printed are redacted.
-func (d *RunDir) writeTranscript(c Case, cr CaseReport, t tool.Target, tr toolRun, ev *engine.Evidence, secrets []secret.Secret) string {
+// amendTranscript puts a decision the run amended after the case run (an
+// ambiguous report) into its transcript, which the case run wrote with the
+// decision it had then.
+func (d *RunDir) amendTranscript(cr report.CaseReport) {
+	if cr.Transcript == "" || d.temporary {
+		return
+	}
+	path := filepath.Join(d.Path, cr.Transcript)
+	b, err := os.ReadFile(path)
+	var tx map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &tx)
+	}
+	if err == nil {
+		tx["verdict"], tx["violations"] = cr.Verdict, cr.Violations
+		b, err = json.MarshalIndent(tx, "", "  ")
+	}
+	if err == nil {
+		err = os.WriteFile(path, append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		d.mu.Lock()
+		if d.err == nil {
+			d.err = fmt.Errorf("transcript %s: %w", cr.Transcript, err)
+		}
+		d.mu.Unlock()
+	}
+}
+
+func (d *RunDir) writeTranscript(run *caseRun, cr caseResult) string {
+	c, t, tr, ev, secrets := run.c, run.t, run.tr, run.ev, run.secrets
 	tx := transcript{
 		Case:    c.ID,
 		Verdict: cr.Verdict,
 		Target: transcriptTarget{Addr: t.Addr, User: t.User, CorrelationID: t.CorrelationID,
 			Operation: t.Operation, Command: t.Command, DeadlineMS: t.Deadline.Milliseconds()},
-		Stdout:     string(secret.Redact(tr.stdout, secrets)),
-		Stderr:     string(secret.Redact(tr.stderr, secrets)),
-		ToolMS:     tr.duration.Milliseconds(),
-		Hung:       tr.hung,
-		Exit:       tr.exit,
-		Cut:        ev.Cut,
-		Landed:     ev.Landed,
-		NotLanded:  ev.NotLanded,
-		Settled:    ev.Settled,
-		Ledger:     ev.Ledger.Lines(cr.CorrelationID),
-		Events:     ev.Events,
-		Violations: cr.Violations,
-		// The conversation is read from the events again: a case report
-		// keeps it only for the preflight.
-		Conversation: evidence.Of(ev.Events, cr.CorrelationID).Conversation(),
+		Stdout:       string(secret.Redact(tr.stdout, secrets)),
+		Stderr:       string(secret.Redact(tr.stderr, secrets)),
+		ToolMS:       tr.duration.Milliseconds(),
+		Hung:         tr.hung,
+		Exit:         tr.exit,
+		Cut:          ev.Cut,
+		Landed:       ev.Landed,
+		NotLanded:    ev.NotLanded,
+		Settled:      ev.Settled,
+		Ledger:       ev.Ledger.Lines(cr.CorrelationID),
+		Events:       ev.Events,
+		Violations:   cr.Violations,
+		Conversation: cr.conversation,
 	}
-	name := filepath.Join("transcripts", c.transcriptName()+".json")
+	name := filepath.Join("transcripts", transcriptName(c)+".json")
 	b, err := json.MarshalIndent(tx, "", "  ")
 	if err == nil {
 		err = os.WriteFile(filepath.Join(d.Path, name), append(b, '\n'), 0o644)

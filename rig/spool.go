@@ -9,61 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sshrig/sshrig/internal/stats"
+	"github.com/sshrig/sshrig/report"
 )
-
-// aggregator counts case reports as they come: the summary and the rates
-// per case, in the order each case first came. It holds no case run, only
-// counts and each case's first failing runs (at most MaxFirstFailures), so
-// a run of 10,000 case runs holds what one of 100 does.
-type aggregator struct {
-	idx   map[string]int
-	rates []CaseRate
-	sum   Summary
-}
-
-func (a *aggregator) add(c CaseReport) {
-	if a.idx == nil {
-		a.idx = map[string]int{}
-	}
-	i, ok := a.idx[c.ID]
-	if !ok {
-		i = len(a.rates)
-		a.idx[c.ID] = i
-		a.rates = append(a.rates, CaseRate{ID: c.ID})
-	}
-	r := &a.rates[i]
-	r.Runs++
-	a.sum.Cases++
-	switch c.Verdict {
-	case Pass:
-		r.Pass++
-		a.sum.Pass++
-	case Fail:
-		r.Fail++
-		a.sum.Fail++
-		if len(r.FirstFailures) < MaxFirstFailures {
-			r.FirstFailures = append(r.FirstFailures, FailingRun{Run: c.RunName(), CorrelationID: c.CorrelationID})
-		}
-	case Inconclusive:
-		r.Inconclusive++
-		a.sum.Inconclusive++
-	case Skipped:
-		r.Skipped++
-		a.sum.Skipped++
-	}
-}
-
-// result is the rates with their intervals.
-func (a *aggregator) result() []CaseRate {
-	out := make([]CaseRate, len(a.rates))
-	for i, r := range a.rates {
-		r.Failure = stats.Wilson(r.Fail, r.Judged(), stats.Z95)
-		r.Flaky = r.Pass > 0 && r.Fail > 0
-		out[i] = r
-	}
-	return out
-}
 
 // caseSink receives a run's case reports as they finish, each with its
 // dispatch index, and keeps them in dispatch order: in memory, or, for a
@@ -72,11 +19,11 @@ func (a *aggregator) result() []CaseRate {
 // every case run it ran. Only reports that finished ahead of one still
 // running wait in memory.
 type caseSink struct {
-	agg     aggregator
-	mem     []CaseReport
+	agg     report.Aggregator
+	mem     []report.CaseReport
 	spool   *os.File
 	w       *bufio.Writer
-	pending map[int]CaseReport
+	pending map[int]report.CaseReport
 	next    int
 	err     error
 }
@@ -85,7 +32,7 @@ type caseSink struct {
 const spoolName = ".cases.jsonl"
 
 func newCaseSink(o Options) (*caseSink, error) {
-	s := &caseSink{pending: map[int]CaseReport{}}
+	s := &caseSink{pending: map[int]report.CaseReport{}}
 	if !o.Repeat.On() || o.Out == nil || o.Out.temporary {
 		return s, nil
 	}
@@ -100,7 +47,7 @@ func newCaseSink(o Options) (*caseSink, error) {
 // put takes the report of the case run dispatched i-th (from 0). It keeps
 // and aggregates the reports in dispatch order, whatever order they finish
 // in, so that the same seed lists the same first failing case runs.
-func (s *caseSink) put(i int, cr CaseReport) {
+func (s *caseSink) put(i int, cr report.CaseReport) {
 	s.pending[i] = cr
 	for {
 		c, ok := s.pending[s.next]
@@ -109,7 +56,7 @@ func (s *caseSink) put(i int, cr CaseReport) {
 		}
 		delete(s.pending, s.next)
 		s.next++
-		s.agg.add(c)
+		s.agg.Add(c)
 		if s.spool == nil {
 			s.mem = append(s.mem, c)
 			continue
@@ -147,9 +94,9 @@ func (s *caseSink) close() {
 	}
 }
 
-// writeJSON writes the report as Report.JSON does, with its cases taken
+// writeJSON writes r as Report.JSON does, with its cases taken
 // from the sink: from memory, or streamed from the spool line by line.
-func (r *Report) writeJSON(w io.Writer, s *caseSink) error {
+func writeJSON(w io.Writer, r *report.Report, s *caseSink) error {
 	if s == nil || s.spool == nil {
 		b, err := r.JSON()
 		if err == nil {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 )
 
 // A spooled run's report.json is byte for byte what Report.JSON makes of
@@ -17,12 +19,12 @@ func TestSpooledReportJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.close()
-	var cases []CaseReport
+	var cases []report.CaseReport
 	for i, id := range []string{"none.exit0", "started.reset.survive", "none.exit0", "started.reset.survive"} {
-		c := CaseReport{ID: id, Moment: fault.Started, Verdict: Pass, CorrelationID: "c-" + string(rune('a'+i)),
-			Violations: []Violation{}, Draw: &Draw{Round: 1 + i/2, Seed: uint64(i), AnswerDelayMS: 1.5}}
+		c := report.CaseReport{ID: id, Moment: fault.Started, Verdict: report.Pass, CorrelationID: "c-" + string(rune('a'+i)),
+			Violations: []report.Violation{}, Draw: &matrix.Draw{Round: 1 + i/2, Seed: uint64(i), AnswerDelayMS: 1.5}}
 		if i == 1 {
-			c.Verdict, c.Violations = Fail, []Violation{{Assertion: "category", Rule: "unsafe_category", Detail: "a \"quoted\" <detail>"}}
+			c.Verdict, c.Violations = report.Fail, []report.Violation{{Assertion: "category", Rule: "unsafe_category", Detail: "a \"quoted\" <detail>"}}
 		}
 		cases = append(cases, c)
 	}
@@ -32,10 +34,10 @@ func TestSpooledReportJSON(t *testing.T) {
 	if err := sink.finish(); err != nil {
 		t.Fatal(err)
 	}
-	rep := &Report{Version: ReportVersion, Tool: "reference", Started: time.Unix(0, 0).UTC(), Summary: sink.agg.sum,
-		Repeat: &RepeatReport{Seed: 1, Times: 2}, Rates: sink.agg.result()}
+	rep := &report.Report{Version: report.ReportVersion, Tool: "reference", Started: time.Unix(0, 0).UTC(), Summary: sink.agg.Summary(),
+		Repeat: &report.RepeatReport{Seed: 1, Times: 2}, Rates: sink.agg.Rates()}
 	var spooled bytes.Buffer
-	if err := rep.writeJSON(&spooled, sink); err != nil {
+	if err := writeJSON(&spooled, rep, sink); err != nil {
 		t.Fatal(err)
 	}
 	rep.Cases = cases

@@ -19,4 +19,12 @@
 // The SSH server is embedded by default; WithTarget(rig.Container(l)) puts
 // it in a disposable container. Everything a run starts is stopped before
 // Run returns, and no goroutine is left behind.
+//
+// NewServer is the other style: the test holds the rig's SSH server, as it
+// would an httptest.Server, and drives its own client code through it,
+// with no tool.Tool. The server gives an address, a user, a key, a
+// known_hosts file and a host-key-pinned x/crypto/ssh client config; Arm
+// cuts the next operation's transport at a moment; the operation then
+// gives the truth of what ran remotely (Op.Truth) and the rig's verdict on
+// the client's report of it (Op.Judge). The test's cleanup closes it.
 package sshrigtest

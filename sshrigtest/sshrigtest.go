@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/rig"
 	"github.com/sshrig/sshrig/tool"
@@ -19,7 +21,7 @@ import (
 // Harness runs cases against tools. Make one with New; it is safe to use
 // from one test at a time.
 type Harness struct {
-	cases    []rig.Case
+	cases    []matrix.Case
 	target   rig.Target
 	parallel int
 	budget   time.Duration
@@ -33,8 +35,8 @@ type Option func(*Harness)
 func WithTarget(t rig.Target) Option { return func(h *Harness) { h.target = t } }
 
 // WithCases replaces the default matrix as the cases Run selects from.
-func WithCases(cases []rig.Case) Option {
-	return func(h *Harness) { h.cases = append([]rig.Case(nil), cases...) }
+func WithCases(cases []matrix.Case) Option {
+	return func(h *Harness) { h.cases = append([]matrix.Case(nil), cases...) }
 }
 
 // WithParallel runs n cases at once (default rig.DefaultParallel).
@@ -57,7 +59,7 @@ func WithRunDir(dir string) Option {
 // New returns a harness for t. Nothing starts until Run or RunCase.
 func New(t testing.TB, opts ...Option) *Harness {
 	t.Helper()
-	h := &Harness{cases: rig.DefaultMatrix(),
+	h := &Harness{cases: matrix.DefaultMatrix(),
 		runDir: func(t testing.TB) string { return t.TempDir() + "/run" }}
 	for _, o := range opts {
 		o(h)
@@ -68,9 +70,9 @@ func New(t testing.TB, opts ...Option) *Harness {
 // Run runs the cases whose id or alias matches one of globs (every case when
 // there are none) against tl, then one subtest per case, named by its id.
 // It returns the report, or nil when the rig could not run (t has failed).
-func (h *Harness) Run(t *testing.T, tl tool.Tool, globs ...string) *rig.Report {
+func (h *Harness) Run(t *testing.T, tl tool.Tool, globs ...string) *report.Report {
 	t.Helper()
-	cases, err := rig.Select(h.cases, globs)
+	cases, err := matrix.Select(h.cases, globs)
 	if err != nil {
 		t.Fatalf("sshrigtest: %v", err)
 	}
@@ -84,9 +86,9 @@ func (h *Harness) Run(t *testing.T, tl tool.Tool, globs ...string) *rig.Report {
 	for _, cr := range rep.Cases {
 		t.Run(cr.ID, func(t *testing.T) {
 			switch cr.Verdict {
-			case rig.Skipped:
+			case report.Skipped:
 				t.Skip(cr.Reason)
-			case rig.Fail, rig.Inconclusive:
+			case report.Fail, report.Inconclusive:
 				t.Error(Explain(cr))
 			}
 		})
@@ -96,9 +98,9 @@ func (h *Harness) Run(t *testing.T, tl tool.Tool, globs ...string) *rig.Report {
 
 // RunCase runs the one case c against tl and returns its report, for a test
 // that makes its own assertions; it fails t only when the rig could not run.
-func (h *Harness) RunCase(t testing.TB, tl tool.Tool, c rig.Case) rig.CaseReport {
+func (h *Harness) RunCase(t testing.TB, tl tool.Tool, c matrix.Case) report.CaseReport {
 	t.Helper()
-	rep := h.report(t, tl, []rig.Case{c})
+	rep := h.report(t, tl, []matrix.Case{c})
 	if rep == nil {
 		t.FailNow()
 	}
@@ -106,7 +108,7 @@ func (h *Harness) RunCase(t testing.TB, tl tool.Tool, c rig.Case) rig.CaseReport
 }
 
 // report runs the cases and stops t when the rig itself could not run.
-func (h *Harness) report(t testing.TB, tl tool.Tool, cases []rig.Case) *rig.Report {
+func (h *Harness) report(t testing.TB, tl tool.Tool, cases []matrix.Case) *report.Report {
 	t.Helper()
 	dir, err := rig.CreateRunDir(h.runDir(t))
 	if err != nil {
@@ -116,7 +118,7 @@ func (h *Harness) report(t testing.TB, tl tool.Tool, cases []rig.Case) *rig.Repo
 	t.Cleanup(func() { dir.Close() })
 	rep, err := rig.Run(t.Context(), rig.Options{Tool: tl, Cases: cases,
 		Parallel: h.parallel, Budget: h.budget, Target: h.target, Out: dir})
-	var pre *rig.PreflightError
+	var pre *report.PreflightError
 	switch {
 	case errors.As(err, &pre):
 		msg := fmt.Sprintf("sshrigtest: %v: the tool cannot run a case with no fault, so no case can be judged", pre)
@@ -134,7 +136,7 @@ func (h *Harness) report(t testing.TB, tl tool.Tool, cases []rig.Case) *rig.Repo
 // Explain says what happened in a case, as a failed subtest reports it:
 // the verdict, what the tool reported, what was honest, what really happened
 // remotely, and each violation with its assertion.
-func Explain(cr rig.CaseReport) string {
+func Explain(cr report.CaseReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", cr.ID, cr.Verdict)
 	if cr.Grade != "" {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/rig"
 	"github.com/sshrig/sshrig/sshrigtest"
@@ -27,8 +29,8 @@ func TestRunPassesAnHonestFuncTool(t *testing.T) {
 	if rep == nil {
 		t.Fatal("no report")
 	}
-	want := map[string]rig.Verdict{"started.reset.survive": rig.Pass, "none.exit0": rig.Pass, "none.exit3": rig.Pass,
-		"accept.kill-helper.survive": rig.Skipped}
+	want := map[string]report.Verdict{"started.reset.survive": report.Pass, "none.exit0": report.Pass, "none.exit3": report.Pass,
+		"accept.kill-helper.survive": report.Skipped}
 	for _, cr := range rep.Cases {
 		if w, ok := want[cr.ID]; ok && cr.Verdict != w {
 			t.Errorf("%s: %s, want %s", cr.ID, cr.Verdict, w)
@@ -42,14 +44,14 @@ func TestRunCaseExplainsADefect(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := sshrigtest.New(t)
-	c := rig.Case{ID: "started.reset.survive", Moment: fault.Started, Cut: fault.Reset}
+	c := matrix.Case{ID: "started.reset.survive", Moment: fault.Started, Cut: fault.Reset}
 	cr := h.RunCase(t, liar, c)
-	if cr.Verdict != rig.Fail {
+	if cr.Verdict != report.Fail {
 		t.Fatalf("verdict %s, want fail:\n%s", cr.Verdict, sshrigtest.Explain(cr))
 	}
 	msg := sshrigtest.Explain(cr)
 	for _, want := range []string{"reported: succeeded/", "honest:   outcome_unknown/reconcile_first", "remotely: completed",
-		"violation: " + rig.AssertCategory + "/unsafe_category"} {
+		"violation: " + report.AssertCategory + "/unsafe_category"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("Explain lacks %q:\n%s", want, msg)
 		}
@@ -58,7 +60,7 @@ func TestRunCaseExplainsADefect(t *testing.T) {
 
 func TestRunCaseRejectsAnInvalidCase(t *testing.T) {
 	// A case built in Go gets the checks a matrix file's case gets.
-	c := rig.Case{ID: "none.reset", Moment: fault.None, Cut: fault.Reset}
+	c := matrix.Case{ID: "none.reset", Moment: fault.None, Cut: fault.Reset}
 	err := c.Validate()
 	if err == nil || !strings.Contains(err.Error(), "cut: a cut cannot apply at moment none") {
 		t.Fatalf("Validate() = %v", err)
@@ -117,17 +119,17 @@ func TestStepCasesAroundTheWorkload(t *testing.T) {
 		return r
 	})
 	rep, err := rig.Run(context.Background(), rig.Options{Tool: probing, Parallel: 4,
-		StepCases: rig.StepSelection{Globs: []string{"step.*"}, Required: []string{"step.*"}}})
+		StepCases: matrix.StepSelection{Globs: []string{"step.*"}, Required: []string{"step.*"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	moments := map[fault.Moment]int{}
 	for _, cr := range rep.Cases {
 		moments[cr.Moment]++
-		if cr.Verdict != rig.Pass {
+		if cr.Verdict != report.Pass {
 			t.Errorf("%s: %s %s %v", cr.ID, cr.Verdict, cr.Reason, cr.Violations)
 		}
-		if cr.Step == nil || !strings.HasPrefix(cr.ID, rig.StepCasePrefix) {
+		if cr.Step == nil || !strings.HasPrefix(cr.ID, matrix.StepCasePrefix) {
 			t.Errorf("%s: not a step case (step %v)", cr.ID, cr.Step)
 		}
 	}
@@ -150,7 +152,7 @@ func TestConversationDiffersInconclusive(t *testing.T) {
 		}
 		return runReference(ctx, t)
 	})
-	cases, err := rig.Select(rig.DefaultMatrix(), []string{"none.exit0"})
+	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestConversationDiffersInconclusive(t *testing.T) {
 		t.Fatal(err)
 	}
 	cr := rep.Cases[0]
-	if cr.Verdict != rig.Inconclusive || !strings.Contains(cr.Reason, "conversation differs") || !strings.Contains(cr.Reason, "after the preflight's last request (exec), this case sent connection (step 7)") {
+	if cr.Verdict != report.Inconclusive || !strings.Contains(cr.Reason, "conversation differs") || !strings.Contains(cr.Reason, "after the preflight's last request (exec), this case sent connection (step 7)") {
 		t.Errorf("none.exit0: %s %q, want inconclusive naming the first difference (its second connection)", cr.Verdict, cr.Reason)
 	}
 	if len(rep.Preflight.Conversation) == 0 {

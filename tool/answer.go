@@ -22,6 +22,18 @@ type Answer struct {
 	// Shown is everything else the tool's caller is shown (every MCP
 	// content item), checked for secrets as the result is.
 	Shown []byte
+	// Call is the MCP tool result as its caller saw it, for a reading of a
+	// tool that speaks no result contract; nil when no result came.
+	Call *CallResult
+}
+
+// CallResult is an MCP CallToolResult in the terms a reading reads.
+type CallResult struct {
+	IsError bool
+	// Structured is structuredContent decoded from JSON; nil when absent.
+	Structured any
+	// Text is every text content item, joined by newlines.
+	Text string
 }
 
 // Answerer is implemented by tools that return an Answer with each run. The

@@ -5,17 +5,18 @@ import (
 	"io"
 	"os"
 
-	"github.com/sshrig/sshrig/rig"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 )
 
 // defaultMatrixPath is where the default matrix lives in this repository,
 // for annotations that point at a case's definition.
-const defaultMatrixPath = "rig/matrix/default.yaml"
+const defaultMatrixPath = "matrix/default.yaml"
 
 // ciOutput writes what a CI system reads besides the table. Under GitHub
 // Actions (GITHUB_ACTIONS=true): one ::error annotation per failing case on
 // stdout, and the run's Markdown summary appended to $GITHUB_STEP_SUMMARY.
-func ciOutput(stdout, stderr io.Writer, rep *rig.Report, matrixPath string, cases []rig.Case) {
+func ciOutput(stdout, stderr io.Writer, rep *report.Report, matrixPath string, cases []matrix.Case) {
 	if os.Getenv("GITHUB_ACTIONS") != "true" {
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/rig"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -19,11 +21,11 @@ import (
 func TestExecToolMatchesInProcess(t *testing.T) {
 	sshrigOnPath(t)
 	bin := filepath.Join(filepath.SplitList(os.Getenv("PATH"))[0], "sshrig")
-	measure := func(tl tool.Tool) (*rig.Report, float64) {
+	measure := func(tl tool.Tool) (*report.Report, float64) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		start := time.Now()
-		rep, err := rig.Run(ctx, rig.Options{Tool: tl, Cases: rig.DefaultMatrix()})
+		rep, err := rig.Run(ctx, rig.Options{Tool: tl, Cases: matrix.DefaultMatrix(), Parallel: rig.DefaultParallel}) // as before sizing: the figures compare both at one parallelism
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,10 +36,10 @@ func TestExecToolMatchesInProcess(t *testing.T) {
 	t.Logf("in-process reference: %s, %.2f cases/s", in.SummaryLine(), inRate)
 	t.Logf("exec:sshrig exec:     %s, %.2f cases/s", ext.SummaryLine(), extRate)
 	for i, c := range ext.Cases {
-		if c.Verdict == rig.Fail || c.Verdict == rig.Inconclusive {
+		if c.Verdict == report.Fail || c.Verdict == report.Inconclusive {
 			t.Errorf("exec:sshrig exec: %s %s %v %s", c.ID, c.Verdict, c.Violations, c.Reason)
 		}
-		if in.Cases[i].Verdict != rig.Skipped && c.Verdict != in.Cases[i].Verdict {
+		if in.Cases[i].Verdict != report.Skipped && c.Verdict != in.Cases[i].Verdict {
 			t.Errorf("%s: in-process %s, external %s", c.ID, in.Cases[i].Verdict, c.Verdict)
 		}
 	}

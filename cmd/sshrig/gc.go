@@ -22,10 +22,17 @@ containers of runs still in progress: run it when none is.
 With --images it also removes the cached server images (` + containers.ImageRepo + `:<hash>);
 the next container run builds its image again.
 
+With --run ID it removes only what the run of that id created (the label
+` + containers.LabelRun + `=ID: its containers, and with --images the images it built):
+the containers of other runs, in progress or not, and of other users of the
+same Docker engine stay. A container run prints its id as it starts; set it
+with 'sshrig run --target container --run-id ID'.
+
 It prints one line per object removed. Exit codes: 0 done (also when there was
 nothing to remove), 3 no Docker engine or a removal failed.`,
 		Example: `  sshrig gc
-  sshrig gc --images`,
+  sshrig gc --images
+  sshrig gc --run nightly-42 --images`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			removed, err := containers.GC(cmd.Context(), o)
@@ -37,12 +44,15 @@ nothing to remove), 3 no Docker engine or a removal failed.`,
 				// No Docker engine (containers.ErrNoDocker) or a removal failed.
 				return rigError(fmt.Errorf("gc: %w", err))
 			}
-			if len(removed) == 0 {
+			if len(removed) == 0 && o.Run != "" {
+				fmt.Fprintf(out, "nothing to remove of run %s\n", o.Run)
+			} else if len(removed) == 0 {
 				fmt.Fprintln(out, "nothing to remove")
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&o.Images, "images", false, "also remove the cached server images")
+	cmd.Flags().StringVar(&o.Run, "run", "", "remove only what the run of this id created (its "+containers.LabelRun+" label)")
 	return cmd
 }

@@ -11,16 +11,16 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/tools"
-	"github.com/sshrig/sshrig/rig"
+	"github.com/sshrig/sshrig/matrix"
 )
 
 // loadMatrix loads a matrix file, or the default matrix for "". A file that
 // does not load is bad input (exit 2), with every problem on its own line.
-func loadMatrix(path string) ([]rig.Case, error) {
+func loadMatrix(path string) ([]matrix.Case, error) {
 	if path == "" {
-		return rig.DefaultMatrix(), nil
+		return matrix.DefaultMatrix(), nil
 	}
-	cases, err := rig.LoadMatrixFile(path)
+	cases, err := matrix.LoadMatrixFile(path)
 	if err != nil {
 		return nil, usageError("matrix %s does not load:\n%v", path, err)
 	}
@@ -28,7 +28,7 @@ func loadMatrix(path string) ([]rig.Case, error) {
 }
 
 func newCasesCmd() *cobra.Command {
-	var globs, matrix, output string
+	var globs, matrixFile, output string
 	var long bool
 	cmd := &cobra.Command{
 		Use:   "cases",
@@ -38,11 +38,11 @@ func newCasesCmd() *cobra.Command {
 exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			all, err := loadMatrix(matrix)
+			all, err := loadMatrix(matrixFile)
 			if err != nil {
 				return err
 			}
-			cases, err := rig.Select(all, rig.SplitGlobs(globs))
+			cases, err := matrix.Select(all, matrix.SplitGlobs(globs))
 			if err != nil {
 				return usageError("%v", err)
 			}
@@ -51,11 +51,7 @@ exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
 			case "json":
 				var rows []caseJSON
 				for _, c := range cases {
-					cut := ""
-					if c.Moment.HasCut() {
-						cut = c.Cut.String()
-					}
-					rows = append(rows, caseJSON{ID: c.ID, Alias: c.Alias, Moment: c.Moment.String(), Cut: cut, Disposition: c.Disposition.String(),
+					rows = append(rows, caseJSON{ID: c.ID, Alias: c.Alias, Moment: c.Moment.String(), Cut: c.CutName(), Disposition: c.Disposition.String(),
 						ExitCode: c.ExitCode, Operation: c.Operation, Scenario: scenario(c), Expected: expected(c)})
 				}
 				return writeJSON(out, rows)
@@ -72,8 +68,8 @@ exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tALIAS\tMOMENT\tCUT\tDISPOSITION\tEXIT\tSCENARIO\tEXPECTED")
 			for _, c := range cases {
-				cut, alias := c.Cut.String(), c.Alias
-				if !c.Moment.HasCut() {
+				cut, alias := c.CutName(), c.Alias
+				if cut == "" {
 					cut = "-"
 				}
 				if alias == "" {
@@ -85,7 +81,7 @@ exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
 		},
 	}
 	cmd.Flags().StringVar(&globs, "cases", "", "comma-separated globs over case ids and aliases")
-	cmd.Flags().StringVar(&matrix, "matrix", "", "matrix file (YAML, docs/matrix.md) to validate and list instead of the default matrix")
+	cmd.Flags().StringVar(&matrixFile, "matrix", "", "matrix file (YAML, docs/matrix.md) to validate and list instead of the default matrix")
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "one row per case with its moment, cut, disposition and exit code")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one object per case, for scripts)")
 	return cmd
@@ -105,12 +101,6 @@ type caseJSON struct {
 }
 
 // toolJSON is a tool as sshrig tools --output json prints it.
-type toolJSON struct {
-	Name     string `json:"name"`
-	CaughtBy string `json:"caught_by,omitempty"`
-	Defect   string `json:"defect"`
-}
-
 func writeJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -125,34 +115,28 @@ func newToolsCmd() *cobra.Command {
 	var output string
 	cmd := withLong(&cobra.Command{
 		Use:   "tools",
-		Short: "List the built-in tools, one per line (mutants prefixed mutant:)",
+		Short: "List the built-in tools, one per line with what each gets wrong (mutants prefixed mutant:)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := cmd.OutOrStdout()
 			switch output {
 			case "json":
-				rows := []toolJSON{{Name: "reference", Defect: "none: classifies honestly, with per-phase deadlines"},
-					{Name: "agent:reconciler", Defect: "none: an agent-like tool that looks a record up before it acts again (step sequences)"}}
-				for _, m := range append(tools.Mutants(), tools.ConditionalMutants()...) {
-					rows = append(rows, toolJSON{Name: m.Name(), CaughtBy: m.Catches(), Defect: m.Defect()})
-				}
-				return writeJSON(out, rows)
+				return writeJSON(out, tools.Builtins())
 			case "text":
 			default:
 				return usageError("--output %q: want text or json", output)
 			}
 			if !long {
-				for _, n := range tools.Names() {
-					fmt.Fprintln(out, n)
-				}
-				return nil
+				return writeToolDefects(out)
 			}
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "TOOL\tCAUGHT BY\tDEFECT")
-			fmt.Fprintln(tw, "reference\t-\tnone: classifies honestly, with per-phase deadlines")
-			fmt.Fprintln(tw, "agent:reconciler\t-\tnone: an agent-like tool that looks a record up before it acts again (step sequences)")
-			for _, m := range append(tools.Mutants(), tools.ConditionalMutants()...) {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", m.Name(), m.Catches(), m.Defect())
+			for _, b := range tools.Builtins() {
+				caught := b.CaughtBy
+				if caught == "" {
+					caught = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", b.Name, caught, b.Defect)
 			}
 			return tw.Flush()
 		},
@@ -161,13 +145,23 @@ func newToolsCmd() *cobra.Command {
 	return cmd
 }
 
+// writeToolDefects is 'sshrig tools': each built-in tool on a line of its
+// own, its name first, then what it gets wrong.
+func writeToolDefects(out io.Writer) error {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, b := range tools.Builtins() {
+		fmt.Fprintf(tw, "%s\t%s\n", b.Name, b.Defect)
+	}
+	return tw.Flush()
+}
+
 func withLong(cmd *cobra.Command, long *bool) *cobra.Command {
-	cmd.Flags().BoolVarP(long, "long", "l", false, "with each tool's defect and the assertion that catches it")
+	cmd.Flags().BoolVarP(long, "long", "l", false, "with the assertion that catches each tool's defect")
 	return cmd
 }
 
 // scenario names what besides a cut the case does.
-func scenario(c rig.Case) string {
+func scenario(c matrix.Case) string {
 	var parts []string
 	if c.Credential != 0 {
 		parts = append(parts, "credential="+c.Credential.String())
@@ -189,7 +183,7 @@ func scenario(c rig.Case) string {
 
 // expected is the category/retry the case's evidence calls for, or the
 // moment's knowledge when that decides it.
-func expected(c rig.Case) string {
+func expected(c matrix.Case) string {
 	if e := c.Expectation(); e != nil {
 		return string(e.Category) + "/" + string(e.Retry)
 	}

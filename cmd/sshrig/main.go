@@ -7,9 +7,12 @@ import (
 	"syscall"
 )
 
-func main() {
+func main() { os.Exit(runMain()) }
+
+// runMain runs the CLI with os.Args until it ends or is interrupted
+// (Ctrl-C, SIGTERM): a run then writes what it judged and exits 130.
+func runMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop()
+	return run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/sshrig/sshrig/internal/testpeer"
 )
 
 // testMainEnv makes this test binary behave as sshrig itself, so tests can
@@ -20,7 +22,7 @@ const testMainEnv = "SSHRIG_TEST_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(testMainEnv) == "1" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(runMain())
 	}
 	testscript.Main(m, map[string]func(){
 		"sshrig": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
@@ -31,6 +33,25 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		// [peer:PROGRAM] holds when PROGRAM is installed; a script skips
+		// without it, naming the Debian package. With SSHRIG_REQUIRE_PEERS=1
+		// a missing program fails the script instead.
+		Condition: func(cond string) (bool, error) {
+			program, ok := strings.CutPrefix(cond, "peer:")
+			if !ok {
+				return false, fmt.Errorf("unknown condition %q", cond)
+			}
+			if testpeer.Package(program) == "" {
+				return false, fmt.Errorf("[peer:%s]: internal/testpeer does not know %s's Debian package", program, program)
+			}
+			if _, err := testpeer.Lookup(program); err != nil {
+				if testpeer.Required() {
+					return false, fmt.Errorf("%s=1, but %v", testpeer.RequireEnv, err)
+				}
+				return false, nil
+			}
+			return true, nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			// droplast FILE deletes FILE's last line, as a log cut short.
 			"droplast": func(ts *testscript.TestScript, neg bool, args []string) {

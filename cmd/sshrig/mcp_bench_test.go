@@ -9,6 +9,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/mcptool"
 	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/rig"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -33,7 +34,7 @@ func BenchmarkToolPerCase(b *testing.B) {
 		b.Fatal(err)
 	}
 	honest := buildExample(b, "mcp-honest")
-	cases, err := rig.Select(rig.DefaultMatrix(), benchCases)
+	cases, err := matrix.Select(matrix.DefaultMatrix(), benchCases)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func TestMCPHonestPasses(t *testing.T) {
 			if tc.name == "http" {
 				spec = httpServer(t, bin)
 			}
-			code, stdout, stderr, rep := sshrig(t, "run", "--tool", spec, "--mcp-tool", "ssh_exec", "--mcp-session", tc.session)
+			code, stdout, stderr, rep := sshrig(t, "run", "--tool", spec, "--mcp-tool", "ssh_exec", "--mcp-session", tc.session, "--parallel", "16")
 			if got, want := summary(rep), [5]int{81, 66, 0, 0, 15}; code != 0 || got != want {
 				t.Fatalf("exit %d, summary (cases, pass, fail, inconclusive, skipped) %v, want 0 and %v:\n%s\n%s", code, got, want, stdout, stderr)
 			}
@@ -481,4 +481,32 @@ func reportedCategory(rep map[string]any, id string) string {
 		}
 	}
 	return ""
+}
+
+// TestMCPTextReading: an MCP SSH server in the common style (output as
+// text, isError, "connection error: …" for every transport failure), with
+// no result contract, is judged case by case through the mcp-text reading:
+// the cases with no fault pass, "connection error" stands both for a cut
+// before anything was sent (accept) and after the command started, so both
+// fail with ambiguous_report; and the variant that takes a channel closed
+// without an exit status for a success is unsafe once the command started.
+func TestMCPTextReading(t *testing.T) {
+	bin := buildExample(t, "mcp-text")
+	args := `{"host": "{host}", "port": {port}, "username": "{user}", "private_key_path": "{identity}", "known_hosts": "{known_hosts}", "command": "{command}"}`
+	code, stdout, stderr, rep := sshrig(t, "run", "--tool", "mcp:"+bin, "--mcp-tool", "exec", "--mcp-args", args,
+		"--reading", "mcp-text", "--cases", "none.*,accept.reset.survive,started.reset.survive")
+	rules := caseRules(rep)
+	v := verdicts(rep)
+	if code != 1 || v["none.exit0"] != "pass" || v["none.exit3"] != "pass" ||
+		!has(rules["accept.reset.survive"], "ambiguous_report") || !has(rules["started.reset.survive"], "ambiguous_report") {
+		t.Fatalf("exit %d, verdicts %v, rules %v:\n%s\n%s", code, v, rules, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "connection error") || !strings.Contains(stdout, "local_failure/bounded (1, e.g. accept.reset.survive); outcome_unknown/reconcile_first (1, e.g. started.reset.survive)") {
+		t.Errorf("the ambiguity table does not name what 'connection error' conflates:\n%s", stdout)
+	}
+	code, stdout, stderr, rep = sshrig(t, "run", "--tool", "mcp:"+bin+" -lost-status-is-success", "--mcp-tool", "exec", "--mcp-args", args,
+		"--reading", "mcp-text", "--cases", "none.exit0,started.reset.survive")
+	if rules := caseRules(rep); code != 1 || !has(rules["started.reset.survive"], "unsafe_category") {
+		t.Fatalf("exit %d, rules %v:\n%s\n%s", code, rules, stdout, stderr)
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/rig"
 )
 
@@ -37,7 +38,7 @@ or a case was inconclusive.`,
 				return usageError("--max-failure-rate must be a proportion in [0, 1), got %g", maxRate)
 			}
 			for _, d := range args {
-				if _, err := os.Stat(filepath.Join(d, rig.ReportFile)); err != nil {
+				if _, err := os.Stat(filepath.Join(d, report.ReportFile)); err != nil {
 					return usageError("merge: %v", err)
 				}
 			}
@@ -87,7 +88,7 @@ or a case was inconclusive.`,
 // failed preflight, 2 for anything else (the input does not make one run).
 func mergeError(err error) error {
 	var tampered *rig.TamperedError
-	var pre *rig.PreflightError
+	var pre *report.PreflightError
 	var shards *rig.ShardsError
 	switch {
 	case errors.As(err, &shards):

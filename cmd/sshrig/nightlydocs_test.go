@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 
 	shlex "github.com/anmitsu/go-shlex"
 	"github.com/rhysd/actionlint"
+	"github.com/sshrig/sshrig/internal/testpeer"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -180,10 +180,12 @@ func shellCommands(t *testing.T, where, script, prefix string) [][]string {
 // scripts, where installed) and parses its sshrig commands.
 func checkWorkflow(t *testing.T, where, text string) {
 	opts := &actionlint.LinterOptions{ConfigFile: os.DevNull}
-	if sc, err := exec.LookPath("shellcheck"); err == nil {
+	if sc, err := testpeer.Lookup("shellcheck"); err == nil {
 		opts.Shellcheck = sc
+	} else if testpeer.Required() {
+		t.Fatalf("%s=1, but %v", testpeer.RequireEnv, err)
 	} else {
-		t.Logf("shellcheck is not installed (apt-get install shellcheck): the workflow's scripts are not checked by it")
+		t.Logf("%v: the workflow's scripts are not checked by it", err)
 	}
 	var out strings.Builder
 	l, err := actionlint.NewLinter(&out, opts)

@@ -82,6 +82,7 @@ no answer or a finding, 2 bad usage, 3 the rig could not produce the states.`,
 	fl.BoolVar(&f.remote, "remote", false, "run the probe on the target over SSH instead of on this machine")
 	fl.StringVar(&f.operation, "operation", score.DefaultOperation, "the operation whose states are produced (valid: "+strings.Join(score.OperationNames(), ", ")+")")
 	f.targetFlags.register(fl)
+	completeTargetFlags(cmd) // completion.go
 	fl.DurationVar(&f.probeTimeout, "probe-timeout", score.DefaultProbeTimeout, "deadline of each probe run; a probe still running then hangs and is killed")
 	fl.StringVar(&f.out, "out", "", "run directory (default: a new dated directory under ./sshrig-runs/)")
 	fl.StringVar(&f.json, "json", "", "also write the JSON report to this file")

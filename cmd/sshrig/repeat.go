@@ -13,8 +13,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/sshrig/sshrig/internal/stats"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/rig"
+	"github.com/sshrig/sshrig/stats"
 )
 
 // repeatFlags are sshrig run's flags for repeated runs (docs/nightly.md).
@@ -27,35 +29,31 @@ type repeatFlags struct {
 	delay   string // --answer-delay
 }
 
-// defaultDrawnParallel bounds the parallelism a repeated run draws when
-// --parallel is not given.
-const defaultDrawnParallel = 4
-
 func (f *repeatFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.times, "repeat", 0, "run each selected case this many times, in an order drawn from --seed (docs/nightly.md)")
 	fl.DurationVar(&f.dur, "for", 0, "repeat the selected cases until this much time has passed (with --repeat: whichever ends first)")
-	fl.StringVar(&f.seed, "seed", "", "seed for everything a repeated run draws: order, parallelism, each case run's seed (default: drawn and printed)")
-	fl.StringVar(&f.link, "link", "", "slow-link faults on every case's cutter, drawn from each case run's seed: "+rig.LinkSyntax)
-	fl.StringVar(&f.delay, "answer-delay", "", "delay before the server answers each channel request, drawn from each case run's seed: "+rig.AnswerDelaySyntax)
+	fl.StringVar(&f.seed, "seed", "", "seed for everything a repeated run draws: order, each case run's seed (default: drawn and printed)")
+	fl.StringVar(&f.link, "link", "", "slow-link faults on every case's cutter, drawn from each case run's seed: "+matrix.LinkSyntax)
+	fl.StringVar(&f.delay, "answer-delay", "", "delay before the server answers each channel request, drawn from each case run's seed: "+matrix.AnswerDelaySyntax)
 	fl.Float64Var(&f.maxRate, "max-failure-rate", 0, "with --repeat or --for: exit 1 only when some case's failure rate is above this proportion (0.05 = 5%); default: any failure")
 }
 
-// options turns the flags into the run's Repeat. parallelSet says the user
-// fixed --parallel; otherwise a repeated run draws its parallelism. A run
+// options turns the flags into the run's Repeat. Its parallelism is sized
+// as any run's is (rig/sizing.go), not drawn. A run
 // with slow-link faults (--link, or a case's link:) draws, so it runs as a
 // repeated run of one round unless told otherwise; so does one with an
 // answer delay (--answer-delay, a case's answer_delay:).
-func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, error) {
+func (f *repeatFlags) options(cases []matrix.Case) (rig.Repeat, error) {
 	var rp rig.Repeat
 	if f.link != "" {
-		l, err := rig.ParseLink(f.link)
+		l, err := matrix.ParseLink(f.link)
 		if err != nil {
 			return rp, usageError("--link: %v", err)
 		}
 		rp.Link = &l
 	}
 	if f.delay != "" {
-		d, err := rig.ParseAnswerDelay(f.delay)
+		d, err := matrix.ParseAnswerDelay(f.delay)
 		if err != nil {
 			return rp, usageError("--answer-delay: %v", err)
 		}
@@ -98,9 +96,6 @@ func (f *repeatFlags) options(parallelSet bool, cases []rig.Case) (rig.Repeat, e
 		}
 		rp.Seed = s
 	}
-	if !parallelSet {
-		rp.DrawParallel = defaultDrawnParallel
-	}
 	return rp, nil
 }
 
@@ -114,9 +109,11 @@ func (f *repeatFlags) header(w io.Writer, rp rig.Repeat) {
 
 // writeResults prints the table and the summary line: one row per case run,
 // or per case with its rates for a repeated run.
-func writeResults(w io.Writer, rep *rig.Report) {
+func writeResults(w io.Writer, rep *report.Report) {
 	if rep.Repeat == nil {
 		rep.WriteTable(w)
+		rep.WriteTally(w)
+		rep.WriteAmbiguities(w)
 		fmt.Fprintln(w, rep.SummaryLine())
 		return
 	}
@@ -127,10 +124,10 @@ func writeResults(w io.Writer, rep *rig.Report) {
 // failure is exit code 1, or nil: a run that is not repeated fails on any
 // failed verdict, a repeated one when some case's failure rate is above
 // --max-failure-rate (by default, any failure).
-func (f *repeatFlags) failure(rep *rig.Report) error { return failureExit(rep, f.maxRate) }
+func (f *repeatFlags) failure(rep *report.Report) error { return failureExit(rep, f.maxRate) }
 
 // failureExit is failure with the threshold given.
-func failureExit(rep *rig.Report, maxRate float64) error {
+func failureExit(rep *report.Report, maxRate float64) error {
 	if rep.Repeat == nil {
 		if rep.Summary.Fail > 0 {
 			return &exitError{code: exitFail, err: errors.New("")}

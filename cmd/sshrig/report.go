@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sshrig/sshrig/rig/htmlreport"
+	"github.com/sshrig/sshrig/report/htmlreport"
 )
 
 func newReportCmd() *cobra.Command {
@@ -21,9 +22,13 @@ CDN. Per case it shows the failure rate of every run given, side by side (give
 several nights to see a trend); per case run a timeline in lanes (tool,
 cutter, server, remote command, probes) with the moment, the cut, the
 markers, the result and the verdict. A log that does not verify is flagged
-on the page.`,
-		Example: `  sshrig report sshrig-runs/night1 sshrig-runs/night2 -o nightly.html`,
-		Args:    cobra.MinimumNArgs(1),
+on the page. The page opens on a summary: counts, a moment x cut grid per
+disposition, the violations by rule, and the cases failing first, with
+filters and a search. Without -o it is written as report.html in the first
+run directory; the path is printed on stderr.`,
+		Example: `  sshrig report sshrig-runs/latest
+  sshrig report sshrig-runs/night1 sshrig-runs/night2 -o nightly.html`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var runs []*htmlreport.Run
 			for _, dir := range args {
@@ -40,13 +45,21 @@ on the page.`,
 			if err := htmlreport.Write(&b, runs); err != nil {
 				return rigError(err)
 			}
-			if err := os.WriteFile(out, b.Bytes(), 0o644); err != nil {
+			path := out
+			if path == "" {
+				path = filepath.Join(args[0], htmlreport.FileName)
+			}
+			if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 				return rigError(err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s (%d runs, %d bytes)\n", out, len(runs), b.Len())
+			runsWord := "runs"
+			if len(runs) == 1 {
+				runsWord = "run"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "report: %s (%d %s, %d bytes)\n", path, len(runs), runsWord, b.Len())
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "sshrig-report.html", "the HTML file to write")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the HTML file to write (default: "+htmlreport.FileName+" in the first run directory)")
 	return cmd
 }

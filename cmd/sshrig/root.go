@@ -15,6 +15,9 @@ const (
 	exitFail      = 1 // a verdict failed
 	exitUsage     = 2 // bad usage or input
 	exitRigFailed = 3 // the rig could not run (infrastructure, inconclusive preflight)
+	// exitInterrupted is a run stopped by Ctrl-C (SIGINT) or SIGTERM, after
+	// it wrote the report of what it judged: 128 + SIGINT, as shells say.
+	exitInterrupted = 130
 )
 
 // exitError carries an exit code out of a command.
@@ -36,7 +39,7 @@ func rigError(err error) error { return &exitError{code: exitRigFailed, err: err
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitPass
 	}
@@ -47,9 +50,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ee.code
 	}
-	// Anything cobra itself rejects (unknown command or flag, bad value) is usage.
+	// Anything cobra itself rejects (unknown command or flag, bad value) is
+	// usage; the help named is the command's that rejected it.
 	fmt.Fprintf(stderr, "sshrig: %v\n", err)
-	fmt.Fprintf(stderr, "Run 'sshrig --help' for usage.\n")
+	path := "sshrig"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", path)
 	return exitUsage
 }
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sshrig/sshrig/internal/engine"
 	"github.com/sshrig/sshrig/internal/server"
+	"github.com/sshrig/sshrig/target"
 )
 
 func newServeCmd() *cobra.Command {
@@ -19,22 +19,22 @@ func newServeCmd() *cobra.Command {
 process and the container target runs in a container. The rig drives it through
 its control port; on its own it accepts nothing until a rig connects.
 
-The control token (hex, at least 16 bytes) is read from $` + engine.TokenEnv + `.
+The control token (hex, at least 16 bytes) is read from $` + target.TokenEnv + `.
 Once both listeners are up, serve prints one JSON line with their addresses.
 It runs until SIGINT or SIGTERM (or, with --stdin-lifeline, until its stdin
 closes), then kills every command it started.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.TokenHex = os.Getenv(engine.TokenEnv)
+			o.TokenHex = os.Getenv(target.TokenEnv)
 			if o.TokenHex == "" {
-				return usageError("serve: $%s is not set (hex control token, at least 16 bytes)", engine.TokenEnv)
+				return usageError("serve: $%s is not set (hex control token, at least 16 bytes)", target.TokenEnv)
 			}
 			if lifeline {
 				o.Lifeline = cmd.InOrStdin()
 			}
 			err := server.Serve(cmd.Context(), o, cmd.OutOrStdout())
 			if err == server.ErrBadToken {
-				return usageError("serve: $%s: %v", engine.TokenEnv, err)
+				return usageError("serve: $%s: %v", target.TokenEnv, err)
 			}
 			if err != nil {
 				return rigError(err)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/rig"
 )
 
@@ -33,16 +35,16 @@ func (f *shardFlags) register(fl *pflag.FlagSet) {
 
 // resolve is the shard to run, if any: --shard, else JOB_COMPLETION_INDEX
 // with --shards or SSHRIG_SHARDS.
-func (f *shardFlags) resolve() (rig.Shard, bool, error) {
+func (f *shardFlags) resolve() (matrix.Shard, bool, error) {
 	getenv := f.getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	if f.shard != "" {
 		if f.shards != 0 {
-			return rig.Shard{}, false, usageError("--shard I/N and --shards N: give one")
+			return matrix.Shard{}, false, usageError("--shard I/N and --shards N: give one")
 		}
-		sh, err := rig.ParseShard(f.shard)
+		sh, err := matrix.ParseShard(f.shard)
 		if err != nil {
 			return sh, false, usageError("--shard: %v", err)
 		}
@@ -53,29 +55,29 @@ func (f *shardFlags) resolve() (rig.Shard, bool, error) {
 	if count == 0 && getenv(envShards) != "" {
 		n, err := strconv.Atoi(getenv(envShards))
 		if err != nil || n < 1 {
-			return rig.Shard{}, false, usageError("%s=%q: want a shard count of at least 1", envShards, getenv(envShards))
+			return matrix.Shard{}, false, usageError("%s=%q: want a shard count of at least 1", envShards, getenv(envShards))
 		}
 		count = n
 	}
 	switch {
 	case index == "" && f.shards != 0:
-		return rig.Shard{}, false, usageError("--shards needs %s (set in each pod of a Kubernetes Indexed Job); elsewhere give --shard I/N", envCompletionIndex)
+		return matrix.Shard{}, false, usageError("--shards needs %s (set in each pod of a Kubernetes Indexed Job); elsewhere give --shard I/N", envCompletionIndex)
 	case index == "":
-		return rig.Shard{}, false, nil
+		return matrix.Shard{}, false, nil
 	case count == 0:
-		return rig.Shard{}, false, usageError("%s=%s is set (a Kubernetes Indexed Job), but not the shard count: give --shards N or %s=N (the Job's completions)", envCompletionIndex, index, envShards)
+		return matrix.Shard{}, false, usageError("%s=%s is set (a Kubernetes Indexed Job), but not the shard count: give --shards N or %s=N (the Job's completions)", envCompletionIndex, index, envShards)
 	}
 	k, err := strconv.Atoi(index)
 	if err != nil || k < 0 || k >= count {
-		return rig.Shard{}, false, usageError("%s=%q: want an index from 0 to %d for %d shards", envCompletionIndex, index, count-1, count)
+		return matrix.Shard{}, false, usageError("%s=%q: want an index from 0 to %d for %d shards", envCompletionIndex, index, count-1, count)
 	}
-	return rig.Shard{Index: k + 1, Count: count}, true, nil
+	return matrix.Shard{Index: k + 1, Count: count}, true, nil
 }
 
 // split keeps the shard's part of the selected cases and the record of it
 // for the report. A repeated run split across machines needs a seed given
 // (needSeed): shards drawing seeds of their own would not be one run.
-func (f *shardFlags) split(cases []rig.Case, needSeed bool) (*rig.ShardReport, []rig.Case, error) {
+func (f *shardFlags) split(cases []matrix.Case, needSeed bool) (*report.ShardReport, []matrix.Case, error) {
 	sh, ok, err := f.resolve()
 	if err != nil || !ok {
 		return nil, cases, err
@@ -91,9 +93,9 @@ func (f *shardFlags) split(cases []rig.Case, needSeed bool) (*rig.ShardReport, [
 }
 
 // shardNote says which shard a run is, for its first line.
-func shardNote(r *rig.ShardReport) string {
+func shardNote(r *report.ShardReport) string {
 	if r == nil {
 		return ""
 	}
-	return fmt.Sprintf(" (shard %s of %d)", r.Shard(), len(r.Selection))
+	return fmt.Sprintf(" (shard %s of %d)", r, len(r.Selection))
 }

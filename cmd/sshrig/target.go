@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,12 +21,17 @@ type targetFlags struct {
 	target       string
 	image        string // --image: base image instead of scratch plus busybox
 	serverBinary string // --server-binary: static sshrig to run in the container
+	runID        string // --run-id: the label on the run's containers and images
 }
+
+// runIDRE is what a run id may be: it is part of a container's name.
+var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
 func (f *targetFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.target, "target", "embedded", "where the SSH server runs: embedded (in this process) or container (a disposable Docker container; docs/containers.md)")
 	fl.StringVar(&f.image, "image", "", "--target container: build the server image FROM this local image (it must have /bin/sh) instead of scratch plus busybox")
 	fl.StringVar(&f.serverBinary, "server-binary", "", "--target container: static linux build of sshrig to run in the container (default: this executable, if static)")
+	fl.StringVar(&f.runID, "run-id", "", "--target container: the run id labelling this run's containers and images ("+containers.LabelRun+"; default: a fresh one, printed); 'sshrig gc --run ID' removes only them")
 }
 
 // launcher is the server's launcher for --target. For a container it
@@ -34,8 +40,8 @@ func (f *targetFlags) register(fl *pflag.FlagSet) {
 func (f *targetFlags) launcher(cmd *cobra.Command, quiet bool) (engine.Launcher, error) {
 	switch f.target {
 	case "embedded":
-		if f.image != "" || f.serverBinary != "" {
-			return nil, usageError("--image and --server-binary apply to --target container only")
+		if f.image != "" || f.serverBinary != "" || f.runID != "" {
+			return nil, usageError("--image, --server-binary and --run-id apply to --target container only")
 		}
 		return engine.InProcess{}, nil
 	case "container":
@@ -46,9 +52,13 @@ func (f *targetFlags) launcher(cmd *cobra.Command, quiet bool) (engine.Launcher,
 				return nil, usageError("--server-binary: %s is a directory", f.serverBinary)
 			}
 		}
-		cl := &containers.Launcher{ServerBinary: f.serverBinary, BaseImage: f.image}
+		if f.runID != "" && !runIDRE.MatchString(f.runID) {
+			return nil, usageError("--run-id %q: letters, digits, '_', '.' and '-' only, starting with a letter or digit", f.runID)
+		}
+		cl := &containers.Launcher{ServerBinary: f.serverBinary, BaseImage: f.image, RunID: f.runID}
 		if !quiet {
 			cl.Progress = cmd.ErrOrStderr()
+			fmt.Fprintf(cmd.ErrOrStderr(), "sshrig: this run's containers are labelled %s=%s ('sshrig gc --run %s' removes them if the run is killed)\n", containers.LabelRun, cl.ID(), cl.ID())
 		}
 		if _, err := cl.Prepare(cmd.Context()); err != nil {
 			return nil, rigError(fmt.Errorf("--target container: %w", err))

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sshrig/sshrig/internal/eventlog"
-	"github.com/sshrig/sshrig/rig"
+	"github.com/sshrig/sshrig/report"
 )
 
 func newVerifyCmd() *cobra.Command {
@@ -46,7 +46,7 @@ Exit codes: 0 intact, 1 tampered, 2 unreadable.`,
 					case err != nil:
 						return usageError("verify: %v", err)
 					}
-					var rep rig.Report
+					var rep report.Report
 					if err := json.Unmarshal(b, &rep); err != nil {
 						return usageError("verify: %s/report.json: %v", path, err)
 					}

@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	"github.com/sshrig/sshrig/examples/gotool"
-	"github.com/sshrig/sshrig/rig"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/sshrigtest"
 )
 
@@ -36,8 +37,8 @@ func TestIgnoresExitCode(t *testing.T) {
 	}
 
 	var want []string
-	for _, c := range rig.DefaultMatrix() {
-		if ok, _ := rig.Applies(c, defective); ok && c.ExitCode != 0 {
+	for _, c := range matrix.DefaultMatrix() {
+		if ok, _ := matrix.Applies(c, defective); ok && c.ExitCode != 0 {
 			want = append(want, c.ID)
 		}
 	}
@@ -45,7 +46,7 @@ func TestIgnoresExitCode(t *testing.T) {
 	var got []string
 	for id, msg := range failed {
 		got = append(got, id)
-		if !strings.Contains(msg, "violation: "+rig.AssertCategory+"/") {
+		if !strings.Contains(msg, "violation: "+report.AssertCategory+"/") {
 			t.Errorf("%s failed without naming the category assertion:\n%s", id, msg)
 		}
 		if !strings.Contains(msg, "reported: succeeded/") || !strings.Contains(msg, "honest:   confirmed_failure/") {

@@ -118,38 +118,19 @@ func (s *Server) Close() error {
 	return err
 }
 
+// serveConn authenticates the rig on c, attaches it as the peer and serves
+// its requests until the connection ends.
 func (s *Server) serveConn(c net.Conn) {
 	defer c.Close()
 	enc := json.NewEncoder(c)
 	dec := json.NewDecoder(bufio.NewReader(c))
-
-	var nonce [32]byte
-	rand.Read(nonce[:])
-	c.SetDeadline(time.Now().Add(authTimeout))
-	if err := enc.Encode(envelope{Hello: &hello{Version: ProtocolVersion, Nonce: hex.EncodeToString(nonce[:])}}); err != nil {
+	if !s.authenticate(c, enc, dec) {
 		return
 	}
-	var first envelope
-	if err := dec.Decode(&first); err != nil || first.Auth == nil {
-		enc.Encode(envelope{Error: "control: expected auth message"})
+	p := s.attach(c, enc)
+	if p == nil {
 		return
 	}
-	got, err := hex.DecodeString(first.Auth.MAC)
-	if err != nil || !hmac.Equal(got, mac(s.token, nonce[:])) {
-		enc.Encode(envelope{Error: "control: authentication failed"})
-		return
-	}
-	c.SetDeadline(time.Time{})
-
-	p := &peer{conn: c, out: make(chan envelope, outQueue), done: make(chan struct{})}
-	s.mu.Lock()
-	if s.closed || s.peer != nil {
-		s.mu.Unlock()
-		enc.Encode(envelope{Error: "control: another rig is already connected"})
-		return
-	}
-	s.peer = p
-	s.mu.Unlock()
 
 	ready := s.ready
 	if err := enc.Encode(envelope{Ready: &ready}); err != nil {
@@ -160,30 +141,83 @@ func (s *Server) serveConn(c net.Conn) {
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
-		// Messages are buffered and written when none is left waiting: a
-		// burst of events (a case's connection arriving, its command
-		// starting) costs one write, and the last message of a burst
-		// leaves at once, as if unbuffered. A hold and a reply leave at
-		// once whatever follows them: someone waits on each.
-		bw := bufio.NewWriter(c)
-		benc := json.NewEncoder(bw)
-		for {
-			select {
-			case m := <-p.out:
-				err := benc.Encode(m)
-				if err == nil && (len(p.out) == 0 || m.Reply != nil || m.Event != nil && m.Event.Hold) {
-					err = bw.Flush()
-				}
-				if err != nil {
-					c.Close()
-					return
-				}
-			case <-p.done:
-				return
-			}
-		}
+		writeOut(c, p)
 	}()
 
+	s.readRequests(dec, p)
+	s.detach(p)
+	<-writerDone
+	s.handler.Disconnected()
+}
+
+// authenticate challenges the other end of c with a nonce and checks its
+// MAC with the token, within authTimeout; false means c must be dropped.
+func (s *Server) authenticate(c net.Conn, enc *json.Encoder, dec *json.Decoder) bool {
+	var nonce [32]byte
+	rand.Read(nonce[:])
+	c.SetDeadline(time.Now().Add(authTimeout))
+	if err := enc.Encode(envelope{Hello: &hello{Version: ProtocolVersion, Nonce: hex.EncodeToString(nonce[:])}}); err != nil {
+		return false
+	}
+	var first envelope
+	if err := dec.Decode(&first); err != nil || first.Auth == nil {
+		enc.Encode(envelope{Error: "control: expected auth message"})
+		return false
+	}
+	got, err := hex.DecodeString(first.Auth.MAC)
+	if err != nil || !hmac.Equal(got, mac(s.token, nonce[:])) {
+		enc.Encode(envelope{Error: "control: authentication failed"})
+		return false
+	}
+	c.SetDeadline(time.Time{})
+	return true
+}
+
+// attach makes the authenticated rig on c the server's peer, or tells it
+// why not and returns nil.
+func (s *Server) attach(c net.Conn, enc *json.Encoder) *peer {
+	p := &peer{conn: c, out: make(chan envelope, outQueue), done: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed || s.peer != nil {
+		s.mu.Unlock()
+		enc.Encode(envelope{Error: "control: another rig is already connected"})
+		return nil
+	}
+	s.peer = p
+	s.mu.Unlock()
+	return p
+}
+
+// writeOut writes p's queued messages to c until p is detached or a write
+// fails, which closes c.
+func writeOut(c net.Conn, p *peer) {
+	// Messages are buffered and written when none is left waiting: a
+	// burst of events (a case's connection arriving, its command
+	// starting) costs one write, and the last message of a burst
+	// leaves at once, as if unbuffered. A hold and a reply leave at
+	// once whatever follows them: someone waits on each.
+	bw := bufio.NewWriter(c)
+	benc := json.NewEncoder(bw)
+	for {
+		select {
+		case m := <-p.out:
+			err := benc.Encode(m)
+			if err == nil && (len(p.out) == 0 || m.Reply != nil || m.Event != nil && m.Event.Hold) {
+				err = bw.Flush()
+			}
+			if err != nil {
+				c.Close()
+				return
+			}
+		case <-p.done:
+			return
+		}
+	}
+}
+
+// readRequests hands each request from the rig to the handler and queues
+// its reply, until the connection ends.
+func (s *Server) readRequests(dec *json.Decoder, p *peer) {
 	for {
 		var m envelope
 		if err := dec.Decode(&m); err != nil {
@@ -202,9 +236,6 @@ func (s *Server) serveConn(c net.Conn) {
 		case <-p.done:
 		}
 	}
-	s.detach(p)
-	<-writerDone
-	s.handler.Disconnected()
 }
 
 func (s *Server) detach(p *peer) {

@@ -60,10 +60,10 @@ const (
 // "subsystem", "window-change", "signal", "keepalive@openssh.com", ...); the
 // rest are named here.
 const (
-	StepConnection = "connection" // a proxied connection named its case
-	StepSession    = "session"    // a session channel was opened
-	StepSFTPPrefix = "sftp-"      // an SFTP request: "sftp-open", "sftp-write", "sftp-close", "sftp-setstat", ...
-	StepGlobal     = "global:"    // prefix of a connection-level request's name, e.g. "global:keepalive@openssh.com"
+	StepConnection = "connection"        // a proxied connection named its case
+	StepSession    = "session"           // a session channel was opened
+	StepSFTPPrefix = "sftp-"             // an SFTP request: "sftp-open", "sftp-write", "sftp-close", "sftp-setstat", ...
+	StepGlobal     = fault.GlobalRequest // prefix of a connection-level request's name
 	// StepSCPUpload records where a step case cut a legacy scp upload
 	// (Detail: the scp command and UploadCut's text). SFTP uploads are
 	// recorded by their failed sftp-write.
@@ -165,6 +165,11 @@ type Request struct {
 	// Probe marks a case as the rig's own probe connection, whose sessions
 	// read the ledger (the engine's follower) and are never a tool's.
 	Probe bool `json:"probe,omitempty"`
+	// SharedHost: the case runs on the server's one shared host (the
+	// scratch directory as home, the machine's /tmp), as the probe does,
+	// instead of a host of its own: for a sequence of cases that must see
+	// one host's state (reconciliation's set-up, operation and probe).
+	SharedHost bool `json:"shared_host,omitempty"`
 	// CaseKeys are authorized_keys lines accepted for this case only, in
 	// addition to the run's keys; CA is a user certificate authority
 	// (authorized_keys format) whose certificates this case accepts.

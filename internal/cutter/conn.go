@@ -13,8 +13,8 @@ import (
 	"github.com/sshrig/sshrig/fault"
 )
 
-// sentLimit bounds a shaped connection's wait for its send queue to
-// empty before a reset; a client that stopped reading keeps it full.
+// sentLimit bounds a connection's wait for its send queue to empty before
+// a reset; a client that stopped reading keeps it full.
 const sentLimit = time.Second
 
 // bufSize is each pump's chunk size. It bounds how many bytes a cut can drop
@@ -332,8 +332,25 @@ func (cn *conn) withdrawLocked() {
 	cn.notifyLocked()
 }
 
+// cut stops connection cn once flush server->client bytes reached the client
+// and takes kind's socket action (see the package documentation).
 func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, hook func(int, int64, int64), wg *sync.WaitGroup) (Report, error) {
 	start := time.Now()
+	if rep, err := cn.awaitFlush(ctx, kind, flush, hook); err != nil {
+		return rep, err
+	}
+	// awaitFlush returned with cn.mu held: nothing changed since the flush
+	// condition held.
+	flushWait := time.Since(start)
+	cn.stopPumpsLocked(kind)
+	return cn.finishCut(kind, flush, flushWait, wg)
+}
+
+// awaitFlush takes cn.mu and waits until the connection is open and flush
+// bytes reached the client socket, holding the s->c pump at flush meanwhile.
+// It returns nil with cn.mu still held, or an error with cn.mu released and
+// the limit withdrawn.
+func (cn *conn) awaitFlush(ctx context.Context, kind fault.Cut, flush int64, hook func(int, int64, int64)) (Report, error) {
 	cn.mu.Lock()
 	if err := cn.cuttableLocked(); err != nil {
 		cn.mu.Unlock()
@@ -375,8 +392,12 @@ func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, hook func(
 		}
 		cn.mu.Lock()
 	}
-	flushWait := time.Since(start)
+	return Report{}, nil
+}
 
+// stopPumpsLocked marks the connection as cutting for kind, releases cn.mu
+// (held on entry) and returns once both pumps returned.
+func (cn *conn) stopPumpsLocked(kind fault.Cut) {
 	// Stop both pumps at once: the state makes each return as soon as it
 	// looks, and deadlines in the past get them out of a blocked Read or
 	// Write without closing anything (a blackhole must keep the sockets).
@@ -388,27 +409,46 @@ func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, hook func(
 	cn.mu.Unlock()
 	now := time.Now()
 	for _, s := range []*net.TCPConn{cn.client.TCPConn, cn.up.TCPConn} {
-		// Errors only mean Cutter.Close got there first; checked below.
+		// Errors only mean Cutter.Close got there first; finishCut checks.
 		s.SetReadDeadline(now)
 		s.SetWriteDeadline(now)
 	}
 	<-cn.pumpsDone
+}
 
+// finishCut takes kind's socket action on the stopped connection, unless
+// Cutter.Close got there first, and reports the cut.
+func (cn *conn) finishCut(kind fault.Cut, flush int64, flushWait time.Duration, wg *sync.WaitGroup) (Report, error) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	rep := Report{Conn: cn.n, Kind: kind, Flush: flush, Delivered: cn.toClient, FlushWait: flushWait, Unsent: -1}
 	if cn.state != stCutting {
 		return rep, fmt.Errorf("cutter: connection %d: %w while cutting", cn.n, ErrClosed)
 	}
-	if cn.shaped && kind == fault.Reset {
-		// A shaped pump writes in small pieces, and the kernel may hold
-		// the last of them back for a moment (TCP small queues) rather
-		// than transmit them; an RST would discard bytes the flush
-		// counted as delivered. The pumps are stopped, so the queue only
-		// shrinks: wait for it to empty.
+	if kind == fault.Reset {
+		// The kernel may hold the last bytes written back for a moment
+		// rather than transmit them (TCP small queues: a shaped pump's
+		// small pieces, or softirqs starved on a busy machine); an RST
+		// would discard bytes the flush counted as delivered. The pumps
+		// are stopped, so the queue only shrinks: wait for it to empty.
+		// On a quiet loopback it is empty already and this returns at
+		// once.
 		awaitSent(cn.client.TCPConn, sentLimit)
 	}
 	rep.Unsent = unsent(cn.client.TCPConn)
+	errs := cn.cutSocketsLocked(kind, wg)
+	rep.At = time.Now()
+	cn.state = stCut
+	cn.notifyLocked()
+	if err := errors.Join(errs...); err != nil {
+		return rep, fmt.Errorf("cutter: connection %d: %v cut: %w", cn.n, kind, err)
+	}
+	return rep, nil
+}
+
+// cutSocketsLocked takes kind's action on both sockets of the stopped
+// connection and returns what failed; cn.mu is held with state stCutting.
+func (cn *conn) cutSocketsLocked(kind fault.Cut, wg *sync.WaitGroup) []error {
 	var errs []error
 	switch kind {
 	case fault.Reset:
@@ -438,13 +478,7 @@ func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, hook func(
 		// Cutter.Close. The deadlines stay in the past so that nothing
 		// could read them by accident.
 	}
-	rep.At = time.Now()
-	cn.state = stCut
-	cn.notifyLocked()
-	if err := errors.Join(errs...); err != nil {
-		return rep, fmt.Errorf("cutter: connection %d: %v cut: %w", cn.n, kind, err)
-	}
-	return rep, nil
+	return errs
 }
 
 // drain reads and discards from s after a Close cut until the peer's FIN (or

@@ -104,9 +104,10 @@ type Report struct {
 	FlushWait time.Duration // from the Cut call until the flush condition held
 	// Unsent is how many of the delivered bytes were still in the cutter's
 	// send queue, not yet transmitted to the client, when the cut happened
-	// (Linux SIOCOUTQNSD; -1 where unknown). On loopback it is 0 unless the
-	// client stopped reading. A Reset discards such bytes: the client never
-	// sees them.
+	// (Linux SIOCOUTQNSD; -1 where unknown). A Reset waits (up to a
+	// second) for the queue to empty first, so this is 0 unless the client
+	// stopped reading; a Reset discards such bytes: the client never sees
+	// them.
 	Unsent int64
 	At     time.Time // when the socket action was taken
 }
@@ -205,37 +206,9 @@ func (c *Cutter) acceptLoop() {
 			c.mu.Unlock()
 			return
 		}
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
-			tc.Close()
+		if c.Adopt(tc) != nil { // closed meanwhile
 			return
 		}
-		cn := newConn(len(c.conns)+1, tc)
-		c.conns = append(c.conns, cn)
-		gate := c.gate
-		c.mu.Unlock()
-
-		if c.opts.onAccept != nil {
-			c.opts.onAccept(cn.n)
-		}
-
-		// Close may have run since the registration; it then already closed
-		// the client socket and marked the connection closed. Checking under
-		// cn.mu also orders this wg.Go before Close's wg.Wait.
-		cn.mu.Lock()
-		if cn.state == stDialing {
-			c.wg.Go(func() {
-				if gate != nil {
-					select {
-					case <-gate:
-					case <-c.dialCtx.Done():
-					}
-				}
-				c.dial(cn)
-			})
-		}
-		cn.mu.Unlock()
 	}
 }
 
@@ -363,6 +336,28 @@ func (c *Cutter) Close() error {
 		c.closeErr = errors.Join(errs...)
 	})
 	return c.closeErr
+}
+
+// WaitEnded waits until connection conn has ended (both directions done,
+// an error, or a cut), and returns its stats.
+func (c *Cutter) WaitEnded(ctx context.Context, conn int) (ConnStats, error) {
+	cn, err := c.lookup(conn)
+	if err != nil {
+		return ConnStats{}, err
+	}
+	cn.mu.Lock()
+	for cn.state != stClosed && cn.state != stCut {
+		ch := cn.waitLocked()
+		cn.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return cn.stats(), fmt.Errorf("cutter: connection %d did not end: %w", conn, ctx.Err())
+		}
+		cn.mu.Lock()
+	}
+	cn.mu.Unlock()
+	return cn.stats(), nil
 }
 
 // WaitDelivered waits until at least n server->client bytes of connection

@@ -1,10 +1,10 @@
 package cutter
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
+
+	"github.com/sshrig/sshrig/matrix"
 )
 
 // Slow-link faults shape how a pump writes, the faults toxiproxy users rely
@@ -20,77 +20,14 @@ import (
 // still lands at its exact byte: the flush rule counts bytes delivered, not
 // time.
 
-// Latency delays each chunk a pump reads by Delay plus a uniform draw in
-// [-Jitter, +Jitter] (never below zero), before its first byte is written.
-type Latency struct {
-	Delay  time.Duration `json:"delay"`
-	Jitter time.Duration `json:"jitter,omitempty"`
-}
-
-// Bandwidth limits each direction to BytesPerSecond, in writes of at most
-// a twentieth of a second's worth, so the rate holds over short spans too.
-type Bandwidth struct {
-	BytesPerSecond int64 `json:"bytes_per_second"`
-}
-
-// Slicer splits each chunk into writes of Size bytes plus a uniform draw in
-// [-Variation, +Variation] (at least one byte), with Delay between them:
-// the peer sees SSH packets arrive in pieces.
-type Slicer struct {
-	Size      int           `json:"size"`
-	Variation int           `json:"variation,omitempty"`
-	Delay     time.Duration `json:"delay,omitempty"`
-}
-
-// Link is the slow-link faults of a connection, applied to both directions;
-// a nil field is no such fault. Seed draws every random value (jitter,
-// slice sizes).
-type Link struct {
-	Latency   *Latency   `json:"latency,omitempty"`
-	Bandwidth *Bandwidth `json:"bandwidth,omitempty"`
-	Slicer    *Slicer    `json:"slicer,omitempty"`
-	Seed      uint64     `json:"seed,string"`
-}
-
-// On reports whether the link has any fault.
-func (l Link) On() bool { return l.Latency != nil || l.Bandwidth != nil || l.Slicer != nil }
-
-// Validate checks the values.
-func (l Link) Validate() error {
-	switch {
-	case l.Latency != nil && (l.Latency.Delay < 0 || l.Latency.Jitter < 0):
-		return fmt.Errorf("cutter: latency %v and jitter %v must not be negative", l.Latency.Delay, l.Latency.Jitter)
-	case l.Latency != nil && l.Latency.Jitter > l.Latency.Delay:
-		return fmt.Errorf("cutter: jitter %v is more than the latency %v", l.Latency.Jitter, l.Latency.Delay)
-	case l.Bandwidth != nil && l.Bandwidth.BytesPerSecond <= 0:
-		return fmt.Errorf("cutter: bandwidth %d B/s must be positive", l.Bandwidth.BytesPerSecond)
-	case l.Slicer != nil && (l.Slicer.Size < 1 || l.Slicer.Variation < 0 || l.Slicer.Variation >= l.Slicer.Size || l.Slicer.Delay < 0):
-		return fmt.Errorf("cutter: slices of %d±%d bytes (delay %v): the size must be at least 1 and above the variation", l.Slicer.Size, l.Slicer.Variation, l.Slicer.Delay)
-	}
-	return nil
-}
-
-// String describes the link, "latency 50ms±20ms, 64KiB/s, slices 64±32B".
-func (l Link) String() string {
-	var parts []string
-	if x := l.Latency; x != nil {
-		parts = append(parts, fmt.Sprintf("latency %v±%v", x.Delay, x.Jitter))
-	}
-	if x := l.Bandwidth; x != nil {
-		parts = append(parts, fmt.Sprintf("%.0fKiB/s", float64(x.BytesPerSecond)/1024))
-	}
-	if x := l.Slicer; x != nil {
-		s := fmt.Sprintf("slices %d±%dB", x.Size, x.Variation)
-		if x.Delay > 0 {
-			s += fmt.Sprintf(" every %v", x.Delay)
-		}
-		parts = append(parts, s)
-	}
-	if len(parts) == 0 {
-		return "no link faults"
-	}
-	return strings.Join(parts, ", ")
-}
+// The slow-link faults are package matrix's types (a case or run carries
+// them); the cutter shapes a connection by them.
+type (
+	Link      = matrix.Link
+	Latency   = matrix.Latency
+	Bandwidth = matrix.Bandwidth
+	Slicer    = matrix.Slicer
+)
 
 // WithLink applies slow-link faults to every connection.
 func WithLink(l Link) Option {

@@ -420,3 +420,63 @@ func TestOutOfBandLedgerMustAgree(t *testing.T) {
 		})
 	}
 }
+
+// TestToolGoneBeforeCut: when the rig gets to its cut only after the tool
+// gave up (a starved rig, a tool with tight keepalives), the cut fails and
+// the evidence says the tool was gone first (LeftBeforeCut), not that the
+// exchange never reached the moment: the rig confirms such a case alone
+// (rig/confirm.go) instead of blaming the tool or itself.
+func TestToolGoneBeforeCut(t *testing.T) {
+	env := startEnv(t, Options{})
+	for _, cut := range []fault.Cut{fault.Reset, fault.KillHelper} {
+		t.Run(cut.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			run, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: fault.Started, Cut: cut, Disposition: fault.Survive})
+			if err != nil {
+				t.Fatal(err)
+			}
+			clientCtx, giveUp := context.WithCancel(ctx)
+			defer giveUp()
+			testHookBeforeCut = func(r *Run, ev control.Event) {
+				giveUp() // the tool gives up while the server holds
+				if _, err := r.cutter.WaitEnded(ctx, ev.Conn); err != nil {
+					t.Error(err)
+				}
+			}
+			defer func() { testHookBeforeCut = nil }()
+			cmd, err := run.Wrap(workload(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			runClientCtx(clientCtx, run, cmd, testLiveness)
+			ev, err := run.Finish(ctx, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Landed || !ev.LeftBeforeCut || ev.NeverReached || !ev.MissedOnTiming || ev.Cut == nil || !ev.Cut.ToolLeft {
+				t.Fatalf("landed %v, left before cut %v, never reached %v, missed on timing %v, cut %+v", ev.Landed, ev.LeftBeforeCut, ev.NeverReached, ev.MissedOnTiming, ev.Cut)
+			}
+			t.Logf("not landed: %s", ev.NotLanded)
+		})
+	}
+}
+
+// TestLossUnseenMissesOnTiming: a cut whose effect the server did not see
+// within LossTimeout (a starved machine delays the server's reader and the
+// rig's dispatcher, not only the tool) did not land, and the evidence says
+// the reason rests on the schedule, so the rig confirms the case alone
+// instead of calling it inconclusive. A LossTimeout of a nanosecond runs
+// out before any server can report a loss.
+func TestLossUnseenMissesOnTiming(t *testing.T) {
+	env := startEnv(t, Options{LossTimeout: time.Nanosecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, ev := runCase(t, ctx, env, matrixCase{m: fault.Started, cut: fault.Reset, d: fault.Survive})
+	if ev.Landed || !ev.MissedOnTiming || ev.NeverReached || ev.LeftBeforeCut || ev.Cut == nil || ev.Cut.ServerSawLoss {
+		t.Fatalf("landed %v, missed on timing %v, never reached %v, left before cut %v, cut %+v", ev.Landed, ev.MissedOnTiming, ev.NeverReached, ev.LeftBeforeCut, ev.Cut)
+	}
+	if !strings.Contains(ev.NotLanded, "did not see its transport drop") {
+		t.Fatalf("not landed: %q", ev.NotLanded)
+	}
+}

@@ -148,7 +148,10 @@ type CutRecord struct {
 	EventTime time.Time `json:"event_time"` // when the server announced the hold
 	Sent      int64     `json:"sent"`       // bytes the server had written on the connection
 	Delivered int64     `json:"delivered"`  // of those, delivered to the client before the cut
-	CutTime   time.Time `json:"cut_time,omitzero"`
+	// Unsent: of Delivered, the bytes still in the cutter's send queue when
+	// a reset discarded them (cutter.Report.Unsent).
+	Unsent  int64     `json:"unsent,omitempty"`
+	CutTime time.Time `json:"cut_time,omitzero"`
 	// Latency is from the server's announcement to the cut.
 	Latency   time.Duration `json:"latency_ns"`
 	FlushWait time.Duration `json:"flush_wait_ns"`
@@ -161,6 +164,11 @@ type CutRecord struct {
 	NoHelper bool      `json:"no_helper,omitempty"`
 	Released time.Time `json:"released,omitzero"`
 	Err      string    `json:"error,omitempty"`
+	// ToolLeft: the cut failed because the tool's end of the connection
+	// was gone before it (the connection had ended while the server held,
+	// or no process owned the tool's socket any more): the tool gave up
+	// while the rig was still getting to the cut, as a starved rig lets it.
+	ToolLeft bool `json:"tool_left,omitempty"`
 }
 
 // Begin registers the case with the server and opens its cutter.
@@ -203,6 +211,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	req.DenyExec = spec.Refusal == fault.DenyExec
 	req.RejectSession = spec.Refusal == fault.RejectSession
 	req.RefusePTY = spec.RefusePTY
+	req.SharedHost = e.sharedHost.Load()
 	if spec.Credential != 0 {
 		if err := r.makeCredential(&req); err != nil {
 			r.closeLocal()
@@ -417,6 +426,10 @@ func settles(k control.EventKind) bool {
 	return k == control.ExecSkipped || k == control.ProcSpawned || k == control.ExecFinished
 }
 
+// testHookBeforeCut, set by tests only, runs as a cut begins: a test
+// stands for a rig too starved to cut at once.
+var testHookBeforeCut func(r *Run, ev control.Event)
+
 // cutAt cuts the held connection once the server's bytes reached the client,
 // waits for the server to see the transport drop where it can, and releases.
 //
@@ -427,6 +440,9 @@ func settles(k control.EventKind) bool {
 // from the cut until the server has skipped or started the command.
 func (r *Run) cutAt(ev control.Event) {
 	defer r.cuts.Done()
+	if testHookBeforeCut != nil {
+		testHookBeforeCut(r, ev)
+	}
 	if ev.Moment == fault.Exec {
 		r.mu.Lock()
 		r.heldAt = sessionKey{ev.Conn, ev.Session}
@@ -450,11 +466,15 @@ func (r *Run) cutAt(ev control.Event) {
 	} else {
 		var rep cutter.Report
 		rep, err = r.cutter.Cut(ctx, ev.Conn, r.spec.Cut, ev.Sent)
-		rec.CutTime, rec.Delivered, rec.FlushWait = rep.At, rep.Delivered, rep.FlushWait
+		rec.CutTime, rec.Delivered, rec.FlushWait, rec.Unsent = rep.At, rep.Delivered, rep.FlushWait, rep.Unsent
 	}
 	cancel()
 	if err != nil {
 		rec.Err = err.Error()
+		// The server holds, so it closes nothing of the connection itself:
+		// a connection that ended, or a socket nobody owns, is the tool's
+		// doing.
+		rec.ToolLeft = errors.Is(err, cutter.ErrConnClosed) || errors.Is(err, errNoOwner)
 	} else {
 		rec.Latency = rec.CutTime.Sub(ev.Time)
 		if r.spec.Cut.DropsTransport() && lossSeenWhileHeld(ev.Moment) {
@@ -548,8 +568,21 @@ type Evidence struct {
 	Cut    *CutRecord      `json:"cut,omitempty"`
 	// Landed: the cut happened at its moment (always true for none).
 	Landed bool `json:"landed"`
-	// NotLanded says why the cut did not land.
-	NotLanded string `json:"not_landed,omitempty"`
+	// NotLanded says why the cut did not land; NeverReached that it did
+	// not because the exchange never reached the case's moment (the
+	// caller gave up or went elsewhere before it); LeftBeforeCut that it
+	// reached the moment and the tool was gone before the cut
+	// (CutRecord.ToolLeft).
+	NotLanded     string `json:"not_landed,omitempty"`
+	NeverReached  bool   `json:"never_reached,omitempty"`
+	LeftBeforeCut bool   `json:"left_before_cut,omitempty"`
+	// MissedOnTiming: the cut did not land for a reason that rests on the
+	// machine's schedule, which a starved tool or rig meets without a
+	// defect: NeverReached, LeftBeforeCut, a server that did not see its
+	// transport drop within Options.LossTimeout, or a reset whose send
+	// queue had not drained in time (CutRecord.Unsent). A run alone says
+	// whether it was the schedule's.
+	MissedOnTiming bool `json:"missed_on_timing,omitempty"`
 	// Settled: every command the server ran for the case had ended when
 	// the ledger was read. When false, a survivor may still be running.
 	Settled bool            `json:"settled"`
@@ -597,7 +630,11 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	ev.Cut = r.cut
 	r.mu.Unlock()
 	ev.Truth = truthOf(r.spec.ID, ledger, ev.OutOfBand, ev.Events)
-	ev.Landed, ev.NotLanded = r.judgeLanding(ev)
+	var onTiming bool
+	ev.Landed, ev.NotLanded, onTiming = r.judgeLanding(ev)
+	ev.NeverReached = !ev.Landed && ev.Cut == nil && r.spec.Moment.HasCut()
+	ev.LeftBeforeCut = !ev.Landed && ev.Cut != nil && ev.Cut.ToolLeft
+	ev.MissedOnTiming = !ev.Landed && (onTiming || ev.NeverReached || ev.LeftBeforeCut)
 	return ev, endErr
 }
 
@@ -723,30 +760,35 @@ func (r *Run) closeLocalOnce() {
 	}
 }
 
-func (r *Run) judgeLanding(ev *Evidence) (bool, string) {
+// judgeLanding says whether the cut landed, why not, and whether the
+// reason is a deadline the schedule can miss (a loss not seen within
+// LossTimeout, a send queue not drained in time) rather than a fact.
+func (r *Run) judgeLanding(ev *Evidence) (landed bool, why string, onTiming bool) {
 	switch r.spec.Moment {
 	case fault.None:
-		return true, ""
+		return true, "", false
 	case fault.Refuse:
 		if evidence.Connected(ev.Events) {
-			return false, "a connection reached the server although nothing should accept it"
+			return false, "a connection reached the server although nothing should accept it", false
 		}
-		return true, ""
+		return true, "", false
 	}
 	c := ev.Cut
 	switch {
 	case c == nil:
-		return false, fmt.Sprintf("the exchange never reached the %s moment", r.spec.Moment)
+		return false, fmt.Sprintf("the exchange never reached the %s moment", r.spec.Moment), false
 	case c.Moment != r.spec.Moment:
-		return false, fmt.Sprintf("the server held at %s, not %s", c.Moment, r.spec.Moment)
+		return false, fmt.Sprintf("the server held at %s, not %s", c.Moment, r.spec.Moment), false
 	case c.Err != "":
-		return false, "the cut failed: " + c.Err
+		return false, "the cut failed: " + c.Err, false
 	case c.Stall:
-		return true, ""
+		return true, "", false
+	case c.Kind == fault.Reset && c.Unsent > 0 && c.Delivered-c.Unsent < c.Sent:
+		return false, fmt.Sprintf("the reset discarded %d bytes still in the cutter's send queue: the client got %d of the %d the server had sent at the moment", c.Unsent, c.Delivered-c.Unsent, c.Sent), true
 	case r.spec.Cut.DropsTransport() && lossSeenWhileHeld(r.spec.Moment) && !c.ServerSawLoss:
-		return false, fmt.Sprintf("the server did not see its transport drop within %s of the cut", r.env.opts.LossTimeout)
+		return false, fmt.Sprintf("the server did not see its transport drop within %s of the cut", r.env.opts.LossTimeout), true
 	}
-	return true, ""
+	return true, "", false
 }
 
 // DialTool connects an in-process SSH client to the case the way a tool would,
@@ -798,6 +840,10 @@ func joinReasons(a, b string) string {
 // tool): there is no helper process to kill.
 var ErrNoHelper = errors.New("engine: the tool holds its SSH socket itself; kill-helper needs a helper process (such as the ssh child of a wrapper) to kill")
 
+// errNoOwner: a kill-helper cut found the tool's socket owned by no
+// process (the tool closed it first).
+var errNoOwner = errors.New("kill-helper: no process owns the tool's socket")
+
 // SetToolPID tells the run which process is the tool itself, so a
 // kill-helper cut never mistakes the tool for its helper.
 func (r *Run) SetToolPID(pid int) { r.toolPID.Store(int64(pid)) }
@@ -811,7 +857,11 @@ func (r *Run) SetToolPID(pid int) { r.toolPID.Store(int64(pid)) }
 // only with the last holder.
 func killHelper(ctx context.Context, st cutter.ConnStats, toolPID int) ([]int, error) {
 	ino, err := sockowner.Inode(st.Client, st.Listener)
-	if err != nil {
+	switch {
+	case errors.Is(err, sockowner.ErrNotFound) || err == nil && ino == 0:
+		// Gone, or left to the kernel (TIME_WAIT): the tool closed it.
+		return nil, fmt.Errorf("%w %s -> %s", errNoOwner, st.Client, st.Listener)
+	case err != nil:
 		return nil, fmt.Errorf("kill-helper: the tool's socket: %w", err)
 	}
 	var killed []int
@@ -832,7 +882,7 @@ func killHelper(ctx context.Context, st cutter.ConnStats, toolPID int) ([]int, e
 		case len(victims) == 0 && len(owners) > 0:
 			return nil, ErrNoHelper
 		case len(victims) == 0:
-			return nil, fmt.Errorf("kill-helper: no process owns the tool's socket %s -> %s", st.Client, st.Listener)
+			return nil, fmt.Errorf("%w %s -> %s", errNoOwner, st.Client, st.Listener)
 		case round == 3:
 			return killed, fmt.Errorf("kill-helper: processes %v still hold the tool's socket after %d kills", victims, round)
 		}

@@ -53,11 +53,13 @@ type Env struct {
 	// then every reading opens a session of its own.
 	follower *reconcile.Follower
 	nextID   atomic.Uint64
-	runTag   string
-	runsMu   sync.Mutex
-	runs     map[string]*Run // begun and not yet finished, by case id
-	tap      *control.Subscription
-	tapDone  chan struct{}
+	// sharedHost: cases begun from now on share one host (ShareOneHost).
+	sharedHost atomic.Bool
+	runTag     string
+	runsMu     sync.Mutex
+	runs       map[string]*Run // begun and not yet finished, by case id
+	tap        *control.Subscription
+	tapDone    chan struct{}
 	// dispatched counts the events dispatch has taken from tap and handed
 	// to their runs; dispatchedCh is closed (and replaced) at every one,
 	// under dispatchMu.
@@ -235,6 +237,13 @@ func (e *Env) caughtUp(ctx context.Context) error {
 		}
 	}
 }
+
+// ShareOneHost makes every case begun from now on run on the server's one
+// shared host (its scratch directory as home, the machine's /tmp), as the
+// probe does, instead of a fresh host of its own: for a sequence of cases
+// that must see one host's state, as reconciliation's set-up, operation and
+// probe do.
+func (e *Env) ShareOneHost() { e.sharedHost.Store(true) }
 
 // Control is the control connection, for callers that want every event.
 func (e *Env) Control() *control.Client { return e.ctl }

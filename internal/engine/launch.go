@@ -17,35 +17,15 @@ import (
 	"time"
 
 	"github.com/sshrig/sshrig/internal/server"
+	"github.com/sshrig/sshrig/target"
 )
 
-// Endpoint is a running server as the rig reaches it.
-type Endpoint struct {
-	SSHAddr     string // where cutters and probes connect
-	ControlAddr string
-	// Where says in words where the server runs, for reports.
-	Where string
-	// Stop stops the server and waits until it is gone.
-	Stop func() error
-	// Logs returns the server's last log lines, for reports; may be nil.
-	Logs func() string
-	// ReadLedger, when set, reads the ledger out of band (not over SSH),
-	// e.g. by copying it out of a container: a second, independent reading
-	// that must agree with the one over SSH.
-	ReadLedger func(ctx context.Context) ([]byte, error)
-	// ReadLedgerOf, when set, is ReadLedger for one correlation id: only
-	// the ledger's lines that mention it. A long run's ledger grows by every
-	// case run, so a case that reads all of it costs more the later it runs.
-	ReadLedgerOf func(ctx context.Context, id string) ([]byte, error)
-	// Alive, when set, reports whether the server is still running, and if
-	// not, why (a container that died).
-	Alive func(ctx context.Context) (bool, string)
-}
-
-// Launcher starts a server that authenticates the rig with token.
-type Launcher interface {
-	Launch(ctx context.Context, token []byte) (*Endpoint, error)
-}
+// Endpoint and Launcher are the target package's: the engine drives any
+// server a Launcher starts.
+type (
+	Endpoint = target.Endpoint
+	Launcher = target.Launcher
+)
 
 // InProcess runs the server inside this process on loopback: the embedded
 // target. The control protocol still goes over TCP, exactly as for the
@@ -75,7 +55,7 @@ func (l InProcess) Launch(ctx context.Context, token []byte) (*Endpoint, error) 
 	return &Endpoint{
 		SSHAddr:     sshLn.Addr().String(),
 		ControlAddr: ctlLn.Addr().String(),
-		Where:       "embedded, in this process, scratch " + srv.Scratch(),
+		Where:       "embedded, in this process, scratch " + srv.Scratch() + "; " + srv.HostModel(),
 		Stop:        srv.Close,
 		// The ledger is a local file: read it directly as well.
 		ReadLedger: func(context.Context) ([]byte, error) { return os.ReadFile(srv.Ledger()) },
@@ -90,9 +70,8 @@ func (l InProcess) Launch(ctx context.Context, token []byte) (*Endpoint, error) 
 	}, nil
 }
 
-// TokenEnv is the environment variable `sshrig serve` reads its control
-// token from (hex). Environment, not argv: argv is visible to every user.
-const TokenEnv = "SSHRIG_CONTROL_TOKEN"
+// TokenEnv is target.TokenEnv, for the launchers here.
+const TokenEnv = target.TokenEnv
 
 // Subprocess runs the server as a separate process: Command is the argv
 // that starts `sshrig serve` (for example {"/usr/local/bin/sshrig", "serve"}).
@@ -160,7 +139,7 @@ func (l Subprocess) Launch(ctx context.Context, token []byte) (*Endpoint, error)
 		return &Endpoint{
 			SSHAddr:     r.SSH,
 			ControlAddr: r.Control,
-			Where:       fmt.Sprintf("embedded, process %d", r.PID),
+			Where:       fmt.Sprintf("embedded, process %d; %s", r.PID, r.Hosts),
 			Stop:        stop,
 			Logs:        logs.String,
 		}, nil

@@ -136,66 +136,96 @@ func parseLine(b []byte) (parsed, error) {
 	if b[len(b)-1] == '\r' {
 		return p, errors.New("line ends with a carriage return (CRLF)")
 	}
+	rest, err := p.parseChain(b)
+	if err != nil {
+		return p, err
+	}
+	if rest, err = p.parseRequired(rest); err != nil {
+		return p, err
+	}
+	if rest, err = p.parseOptional(rest); err != nil {
+		return p, err
+	}
+	if len(rest) != 1 || rest[0] != '}' {
+		return p, errors.New("unexpected content after the known fields (unknown key, wrong order or trailing bytes)")
+	}
+	return p, nil
+}
+
+// parseChain reads the line's opening brace, seq and prev into p and
+// returns the rest of the line.
+func (p *parsed) parseChain(b []byte) ([]byte, error) {
 	rest, ok := bytes.CutPrefix(b, []byte(`{"seq":`))
 	if !ok {
-		return p, errors.New(`does not start with its "seq" field`)
+		return nil, errors.New(`does not start with its "seq" field`)
 	}
 	n := 0
 	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
 		n++
 	}
 	if n == 0 || rest[0] == '0' {
-		return p, errors.New("seq is not a positive integer")
+		return nil, errors.New("seq is not a positive integer")
 	}
 	for _, c := range rest[:n] {
 		d := int64(c - '0')
 		if p.seq > (math.MaxInt64-d)/10 {
-			return p, errors.New("seq overflows int64")
+			return nil, errors.New("seq overflows int64")
 		}
 		p.seq = p.seq*10 + d
 	}
 	rest = rest[n:]
 
 	if rest, ok = bytes.CutPrefix(rest, []byte(`,"prev":"`)); !ok {
-		return p, errors.New(`"prev" missing or out of place`)
+		return nil, errors.New(`"prev" missing or out of place`)
 	}
 	if len(rest) < 65 || rest[64] != '"' || !isLowerHex(rest[:64]) {
-		return p, errors.New("prev is not 64 lowercase hex digits")
+		return nil, errors.New("prev is not 64 lowercase hex digits")
 	}
 	hex.Decode(p.prev[:], rest[:64])
-	rest = rest[65:]
+	return rest[65:], nil
+}
 
+// parseRequired reads the time, source and event fields into p and returns
+// the rest of the line.
+func (p *parsed) parseRequired(rest []byte) ([]byte, error) {
 	var v []byte
+	var ok bool
 	if v, rest, ok = plainString(rest, `,"time":"`); !ok {
-		return p, errors.New(`"time" missing or out of place`)
+		return nil, errors.New(`"time" missing or out of place`)
 	}
 	t, err := time.Parse(timeLayout, string(v))
 	if err != nil {
-		return p, fmt.Errorf("time %q is not UTC RFC 3339 with nine fractional digits", v)
+		return nil, fmt.Errorf("time %q is not UTC RFC 3339 with nine fractional digits", v)
 	}
 	p.time = t
 
 	if p.source, rest, ok = plainString(rest, `,"source":"`); !ok {
-		return p, errors.New(`"source" missing or out of place`)
+		return nil, errors.New(`"source" missing or out of place`)
 	}
 	if !validSource(p.source) {
-		return p, fmt.Errorf("source %q is not rig, server or tool", p.source)
+		return nil, fmt.Errorf("source %q is not rig, server or tool", p.source)
 	}
 	if p.event, rest, ok = plainString(rest, `,"event":"`); !ok {
-		return p, errors.New(`"event" missing or out of place`)
+		return nil, errors.New(`"event" missing or out of place`)
 	}
 	if !validEvent(p.event) {
-		return p, fmt.Errorf("event %q does not match [a-z0-9_]+", p.event)
+		return nil, fmt.Errorf("event %q does not match [a-z0-9_]+", p.event)
 	}
+	return rest, nil
+}
 
+// parseOptional reads whichever of case, correlation_id and data are
+// present into p and returns the rest of the line, its closing brace.
+func (p *parsed) parseOptional(rest []byte) ([]byte, error) {
+	var ok bool
 	if r, found := bytes.CutPrefix(rest, []byte(`,"case":`)); found {
 		if p.caseJ, rest, ok = jsonString(r); !ok {
-			return p, errors.New("case is not a JSON string")
+			return nil, errors.New("case is not a JSON string")
 		}
 	}
 	if r, found := bytes.CutPrefix(rest, []byte(`,"correlation_id":`)); found {
 		if p.corrJ, rest, ok = jsonString(r); !ok {
-			return p, errors.New("correlation_id is not a JSON string")
+			return nil, errors.New("correlation_id is not a JSON string")
 		}
 	}
 	if r, found := bytes.CutPrefix(rest, []byte(`,"data":`)); found {
@@ -203,19 +233,16 @@ func parseLine(b []byte) (parsed, error) {
 		// line's closing brace; json.Valid then rejects anything that is
 		// not exactly one value, and the braces make it an object.
 		if len(r) < 3 || r[len(r)-1] != '}' {
-			return p, errors.New("data is not a JSON object")
+			return nil, errors.New("data is not a JSON object")
 		}
 		d := r[:len(r)-1]
 		if d[0] != '{' || d[len(d)-1] != '}' || !json.Valid(d) {
-			return p, errors.New("data is not a JSON object")
+			return nil, errors.New("data is not a JSON object")
 		}
 		p.dataJ = d
 		rest = r[len(r)-1:]
 	}
-	if len(rest) != 1 || rest[0] != '}' {
-		return p, errors.New("unexpected content after the known fields (unknown key, wrong order or trailing bytes)")
-	}
-	return p, nil
+	return rest, nil
 }
 
 // plainString reads key (which ends with the opening quote) and a string

@@ -298,6 +298,32 @@ func (v *verifier) afterHead(j int) *Problem {
 func (v *verifier) classify() *Problem {
 	i := v.prefix.n + 1
 	b := v.tail[0]
+	if p := v.unreadable(i, b); p != nil {
+		return p
+	}
+	aHash, aSeq := v.hashAt(i-1), int64(i-1)
+	prevOK := b.prev == aHash
+	seqOK := b.seq == aSeq+1
+	var c *record // line i+1 when it parsed
+	if len(v.tail) > 1 && v.tail[1].ok {
+		c = &v.tail[1]
+	}
+	isLast := len(v.tail) == 1
+
+	if p := v.displaced(i, b, aHash, aSeq); p != nil {
+		return p
+	}
+	if !prevOK {
+		if p := v.foreignPrev(i, b, aSeq); p != nil {
+			return p
+		}
+	}
+	return v.unlinked(i, b, c, isLast, aSeq, seqOK, prevOK)
+}
+
+// unreadable applies rules 0-2 (lines after the expected head, B cut
+// short, B malformed) to line i, B; nil when none applies.
+func (v *verifier) unreadable(i int, b record) *Problem {
 	// The expected head is an accepted line (or Genesis): whatever follows
 	// it was added after the head was recorded, and that comes first.
 	if e := v.exp; e.set && (e.hash == ([32]byte{}) || v.expAt > 0 && v.expAt < i) {
@@ -312,60 +338,66 @@ func (v *verifier) classify() *Problem {
 	if !b.ok {
 		return problem(i, KindMalformed, "%s", b.detail)
 	}
-	aHash, aSeq := v.hashAt(i-1), int64(i-1)
-	prevOK := b.prev == aHash
-	seqOK := b.seq == aSeq+1
-	var c *record // line i+1 when it parsed
-	if len(v.tail) > 1 && v.tail[1].ok {
-		c = &v.tail[1]
-	}
-	isLast := len(v.tail) == 1
+	return nil
+}
 
+// displaced applies rule 3 (A, with hash aHash and seq aSeq, has its true
+// successor further down) to line i, B; nil when it does not apply.
+func (v *verifier) displaced(i int, b record, aHash [32]byte, aSeq int64) *Problem {
 	// A's true successor is further down: B does not belong here. If B's
 	// own predecessor is further down as well, B was moved; otherwise it
 	// (and anything up to the successor) was added.
-	if m := v.follower(i+1, aHash, aSeq); m > 0 {
-		if x := v.predecessor(i+1, b); x > 0 {
-			if x == i+1 && m == i+1 {
-				return problem(i, KindReordered, "lines %d and %d are swapped: seq %d comes before seq %d", i, i+1, b.seq, v.rec(m).seq)
-			}
-			return problem(i, KindReordered, "line %d (seq %d) is out of place: it continues from line %d, and seq %d (which continues from %s) is at line %d",
-				i, b.seq, x, aSeq+1, lineName(i-1), m)
-		}
-		if m == i+1 && b.seq >= 1 && b.seq <= aSeq && v.prefix.at(int(b.seq)-1) == b.hash {
-			return problem(i, KindInserted, "a copy of line %d: line %d continues from %s", b.seq, m, lineName(i-1))
-		}
-		return problem(i, KindInserted, "%s not in the chain: line %d continues from %s", plural(int64(m-i), "line"), m, lineName(i-1))
+	m := v.follower(i+1, aHash, aSeq)
+	if m <= 0 {
+		return nil
 	}
+	if x := v.predecessor(i+1, b); x > 0 {
+		if x == i+1 && m == i+1 {
+			return problem(i, KindReordered, "lines %d and %d are swapped: seq %d comes before seq %d", i, i+1, b.seq, v.rec(m).seq)
+		}
+		return problem(i, KindReordered, "line %d (seq %d) is out of place: it continues from line %d, and seq %d (which continues from %s) is at line %d",
+			i, b.seq, x, aSeq+1, lineName(i-1), m)
+	}
+	if m == i+1 && b.seq >= 1 && b.seq <= aSeq && v.prefix.at(int(b.seq)-1) == b.hash {
+		return problem(i, KindInserted, "a copy of line %d: line %d continues from %s", b.seq, m, lineName(i-1))
+	}
+	return problem(i, KindInserted, "%s not in the chain: line %d continues from %s", plural(int64(m-i), "line"), m, lineName(i-1))
+}
 
-	if !prevOK {
-		// B's prev may point at another line of the file; then B is a
-		// copy, a fork, or a line from elsewhere, not the successor of a
-		// modified A or of deleted lines (their hashes are nowhere).
-		if j := int(b.seq); b.seq <= aSeq {
-			if v.prefix.at(j-1) == b.hash {
-				return problem(i, KindInserted, "a copy of line %d", j)
-			}
-			if b.prev == v.hashAt(j-1) {
-				// B is line j-1's successor too: the chain forks at
-				// line j-1, and the earlier branch (lines j..i-1,
-				// which chain correctly) was added before the
-				// original continuation.
-				return problem(j, KindInserted, "%s (%s) not in the original chain: line %d (seq %d) also continues from %s",
-					plural(int64(i-j), "line"), span("line", int64(j), int64(i-1)), i, b.seq, lineName(j-1))
-			}
+// foreignPrev applies rules 4-7 (B's prev, not A's hash, points at another
+// line or Genesis) to line i, B; nil when none applies.
+func (v *verifier) foreignPrev(i int, b record, aSeq int64) *Problem {
+	// B's prev may point at another line of the file; then B is a
+	// copy, a fork, or a line from elsewhere, not the successor of a
+	// modified A or of deleted lines (their hashes are nowhere).
+	if j := int(b.seq); b.seq <= aSeq {
+		if v.prefix.at(j-1) == b.hash {
+			return problem(i, KindInserted, "a copy of line %d", j)
 		}
-		if x := v.predecessor(i+1, b); x > 0 {
-			return problem(i, KindReordered, "line %d (seq %d) is out of place: it continues from line %d", i, b.seq, x)
-		}
-		if b.prev == ([32]byte{}) {
-			return problem(i, KindInserted, "prev is the genesis value, but this is not line 1")
-		}
-		if x := v.lineWithHash(1, b.prev); x > 0 {
-			return problem(i, KindInserted, "prev points at line %d, not at %s", x, lineName(i-1))
+		if b.prev == v.hashAt(j-1) {
+			// B is line j-1's successor too: the chain forks at
+			// line j-1, and the earlier branch (lines j..i-1,
+			// which chain correctly) was added before the
+			// original continuation.
+			return problem(j, KindInserted, "%s (%s) not in the original chain: line %d (seq %d) also continues from %s",
+				plural(int64(i-j), "line"), span("line", int64(j), int64(i-1)), i, b.seq, lineName(j-1))
 		}
 	}
+	if x := v.predecessor(i+1, b); x > 0 {
+		return problem(i, KindReordered, "line %d (seq %d) is out of place: it continues from line %d", i, b.seq, x)
+	}
+	if b.prev == ([32]byte{}) {
+		return problem(i, KindInserted, "prev is the genesis value, but this is not line 1")
+	}
+	if x := v.lineWithHash(1, b.prev); x > 0 {
+		return problem(i, KindInserted, "prev points at line %d, not at %s", x, lineName(i-1))
+	}
+	return nil
+}
 
+// unlinked applies rules 8-11 (B's prev is A's hash but its seq is wrong,
+// or its prev matches no line) to line i, B; c is line i+1 when it parsed.
+func (v *verifier) unlinked(i int, b record, c *record, isLast bool, aSeq int64, seqOK, prevOK bool) *Problem {
 	switch {
 	case seqOK:
 		// B's prev matches no line. Either A was altered (its hash

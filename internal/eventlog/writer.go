@@ -76,22 +76,9 @@ func (w *Writer) Append(e Entry) (Entry, error) {
 	}
 	// Encode the optional fields before taking the lock: they are the
 	// expensive part, and other goroutines may be logging meanwhile.
-	var caseJ, corrJ, dataJ []byte
-	var err error
-	if e.Case != "" {
-		if caseJ, err = json.Marshal(e.Case); err != nil {
-			return Entry{}, fmt.Errorf("eventlog: case: %w", err)
-		}
-	}
-	if e.CorrelationID != "" {
-		if corrJ, err = json.Marshal(e.CorrelationID); err != nil {
-			return Entry{}, fmt.Errorf("eventlog: correlation_id: %w", err)
-		}
-	}
-	if len(e.Data) > 0 {
-		if dataJ, err = json.Marshal(e.Data); err != nil {
-			return Entry{}, fmt.Errorf("eventlog: data: %w", err)
-		}
+	caseJ, corrJ, dataJ, err := encodeOptional(e)
+	if err != nil {
+		return Entry{}, err
 	}
 
 	w.mu.Lock()
@@ -115,33 +102,9 @@ func (w *Writer) Append(e Entry) (Entry, error) {
 	line := appendLine(w.buf[:0], seq, &w.head, e.Time, e.Source, e.Event, caseJ, corrJ, dataJ)
 	w.buf = line[:0]
 
-	redacted := false
-	if w.redact != nil {
-		orig := bytes.Clone(line)
-		line = w.redact(line)
-		if !bytes.Equal(orig, line) {
-			redacted = true
-			// The redactor is caller code: check its output with the
-			// verifier's own parser so the writer never writes a line
-			// Verify would reject.
-			if bytes.IndexByte(line, '\n') >= 0 {
-				return Entry{}, errors.New("eventlog: redactor put a newline in the line")
-			}
-			p, err := parseLine(line)
-			if err != nil {
-				return Entry{}, fmt.Errorf("eventlog: redacted line is malformed: %w", err)
-			}
-			if p.seq != seq || p.prev != w.head {
-				return Entry{}, errors.New("eventlog: redactor changed seq or prev")
-			}
-			if e, err = p.entry(); err != nil {
-				return Entry{}, fmt.Errorf("eventlog: redacted line: %w", err)
-			}
-			// Own the bytes: appending the newline must not write into
-			// memory the redactor may still hold.
-			line = append(w.buf[:0], line...)
-			w.buf = line[:0]
-		}
+	line, e, redacted, err := w.redactLocked(line, seq, e)
+	if err != nil {
+		return Entry{}, err
 	}
 	if len(line) > MaxLineSize {
 		return Entry{}, fmt.Errorf("eventlog: line of %d bytes exceeds %d", len(line), MaxLineSize)
@@ -161,6 +124,60 @@ func (w *Writer) Append(e Entry) (Entry, error) {
 	w.seq = seq
 	w.head = sum
 	return e, nil
+}
+
+// encodeOptional encodes e's optional fields as JSON, nil when absent.
+func encodeOptional(e Entry) (caseJ, corrJ, dataJ []byte, err error) {
+	if e.Case != "" {
+		if caseJ, err = json.Marshal(e.Case); err != nil {
+			return nil, nil, nil, fmt.Errorf("eventlog: case: %w", err)
+		}
+	}
+	if e.CorrelationID != "" {
+		if corrJ, err = json.Marshal(e.CorrelationID); err != nil {
+			return nil, nil, nil, fmt.Errorf("eventlog: correlation_id: %w", err)
+		}
+	}
+	if len(e.Data) > 0 {
+		if dataJ, err = json.Marshal(e.Data); err != nil {
+			return nil, nil, nil, fmt.Errorf("eventlog: data: %w", err)
+		}
+	}
+	return caseJ, corrJ, dataJ, nil
+}
+
+// redactLocked applies the redactor, if any, to line number seq built from
+// e. When it changed the line, it returns the checked line in w.buf, the
+// Entry decoded from it and redacted true; otherwise line and e unchanged.
+func (w *Writer) redactLocked(line []byte, seq int64, e Entry) ([]byte, Entry, bool, error) {
+	if w.redact == nil {
+		return line, e, false, nil
+	}
+	orig := bytes.Clone(line)
+	line = w.redact(line)
+	if bytes.Equal(orig, line) {
+		return line, e, false, nil
+	}
+	// The redactor is caller code: check its output with the verifier's
+	// own parser so the writer never writes a line Verify would reject.
+	if bytes.IndexByte(line, '\n') >= 0 {
+		return nil, Entry{}, false, errors.New("eventlog: redactor put a newline in the line")
+	}
+	p, err := parseLine(line)
+	if err != nil {
+		return nil, Entry{}, false, fmt.Errorf("eventlog: redacted line is malformed: %w", err)
+	}
+	if p.seq != seq || p.prev != w.head {
+		return nil, Entry{}, false, errors.New("eventlog: redactor changed seq or prev")
+	}
+	if e, err = p.entry(); err != nil {
+		return nil, Entry{}, false, fmt.Errorf("eventlog: redacted line: %w", err)
+	}
+	// Own the bytes: appending the newline must not write into memory the
+	// redactor may still hold.
+	line = append(w.buf[:0], line...)
+	w.buf = line[:0]
+	return line, e, true, nil
 }
 
 // Head returns the seq and hash of the last line written, or (0, Genesis)

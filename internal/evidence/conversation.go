@@ -2,54 +2,15 @@ package evidence
 
 import (
 	"fmt"
-	"strings"
 
+	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
 )
-
-// Place says where a request of the conversation lies against the workload.
-type Place string
-
-// Places of a request.
-const (
-	BeforeWorkload Place = "before"   // the workload's request had not arrived
-	WorkloadPlace  Place = "workload" // the request that ran the workload
-	DuringWorkload Place = "during"   // after the workload's request, before its exit status was sent
-	AfterWorkload  Place = "after"    // after the workload's exit status was sent
-	NoWorkload     Place = ""         // the case has no workload to place it against
-)
-
-// Request is one request of the tool's SSH conversation, as the server
-// received and answered it.
-type Request struct {
-	Step     int    `json:"step"` // the server's number, in arrival order
-	Conn     int    `json:"conn"`
-	Session  int    `json:"session,omitempty"`
-	Name     string `json:"request"`
-	Detail   string `json:"detail,omitempty"`
-	Accepted bool   `json:"accepted"`
-	// Occurrence is the request's place among the case's requests of the
-	// same name, from 1 (fault.Step.Occurrence).
-	Occurrence int   `json:"occurrence"`
-	Place      Place `json:"place,omitempty"`
-	seq        uint64
-}
-
-func (r Request) String() string {
-	s := r.Name
-	if r.Detail != "" {
-		s += " " + r.Detail
-	}
-	if !r.Accepted {
-		s += " (refused)"
-	}
-	return s
-}
 
 // Conversation is every request of the case's conversation, in the order
 // the server received them, each placed against the workload (the request
 // whose process tree wrote the case's start marker).
-func (c Case) Conversation() []Request {
+func (c Case) Conversation() []fault.Request {
 	var workloadSeq uint64
 	var workload Session
 	for _, e := range c.events {
@@ -58,48 +19,42 @@ func (c Case) Conversation() []Request {
 			break
 		}
 	}
-	var out []Request
+	var out []fault.Request
 	seen := map[string]int{}
-	place := NoWorkload
+	place := fault.NoWorkload
 	if workloadSeq != 0 {
-		place = BeforeWorkload
+		place = fault.BeforeWorkload
 	}
 	for _, e := range c.events {
-		if e.Kind == control.ExitSent && place == DuringWorkload && SessionOf(e) == workload {
-			place = AfterWorkload
+		if e.Kind == control.ExitSent && place == fault.DuringWorkload && SessionOf(e) == workload {
+			place = fault.AfterWorkload
 		}
 		if e.Kind != control.RequestSeen {
 			continue
 		}
 		seen[e.Request]++
-		r := Request{Step: e.Step, Conn: e.Conn, Session: e.Session, Name: e.Request, Detail: e.Detail,
-			Accepted: e.Accepted != nil && *e.Accepted, Occurrence: seen[e.Request], Place: place, seq: e.Seq}
+		r := fault.Request{Step: e.Step, Conn: e.Conn, Session: e.Session, Name: e.Request, Detail: e.Detail,
+			Accepted: e.Accepted != nil && *e.Accepted, Occurrence: seen[e.Request], Place: place}
 		if e.Seq == workloadSeq {
-			r.Place, place = WorkloadPlace, DuringWorkload
+			r.Place, place = fault.WorkloadPlace, fault.DuringWorkload
 		}
 		out = append(out, r)
 	}
 	return out
 }
 
-// Incidental reports whether a request's place in a conversation depends
-// on timing rather than on what the tool does: keepalives and other global
-// requests, window changes, signals. Comparisons and step cases pass over
-// them.
-func Incidental(name string) bool {
-	return strings.HasPrefix(name, control.StepGlobal) || name == "window-change" || name == "signal"
-}
-
-// shape is a conversation as comparisons see it: incidental requests left
-// out, and a run of requests of one name (the writes of an upload, however
-// the client chunks it) counted once.
-func shape(rs []Request) []Request {
-	var out []Request
+// shape is a conversation as comparisons see it: what the tool asked, in
+// order. Incidental requests are left out, and a run of requests of one
+// name (the writes of an upload, however the client chunks it) counts once.
+// The server's answers are not part of it: whether an sftp-stat found its
+// file, or an env was accepted, is the host's state, not the tool's course.
+func shape(rs []fault.Request) []fault.Request {
+	var out []fault.Request
 	for _, r := range rs {
-		if Incidental(r.Name) {
+		if fault.Incidental(r.Name) {
 			continue
 		}
-		if n := len(out); n > 0 && out[n-1].Name == r.Name && out[n-1].Accepted == r.Accepted {
+		if n := len(out); n > 0 && out[n-1].Name == r.Name {
 			continue
 		}
 		out = append(out, r)
@@ -134,21 +89,31 @@ func (c Case) Departure() uint64 {
 // preflight learned and names the first difference, or returns "". Only
 // the part before the case's departure is compared (all of it when nothing
 // departed): after a cut, the tool answers the fault, not its routine.
-func ConversationDiffers(preflight []Request, c Case) string {
-	departed := c.Departure()
-	var got []Request
-	for _, r := range c.Conversation() {
-		if departed == 0 || r.seq < departed {
-			got = append(got, r)
+//
+// What is compared is what the tool asked: each request's kind, in order.
+// How the server answered is not (a file the preflight's stat did not find
+// yet, a refused env): a difference the tool could not have caused is no
+// departure of the tool's. Nor are the requests' targets (paths): a step
+// case holds at a request by its kind and occurrence (fault.Step), so a
+// tool that names its files afresh each run (a temporary upload name) still
+// has its cuts where their moments say.
+func ConversationDiffers(preflight []fault.Request, c Case) string {
+	// Conversation has a request for each RequestSeen event, in order:
+	// those before the departure are its first ones.
+	departed, before := c.Departure(), 0
+	for _, e := range c.events {
+		if e.Kind == control.RequestSeen && (departed == 0 || e.Seq < departed) {
+			before++
 		}
 	}
+	got := c.Conversation()[:before]
 	want, have := shape(preflight), shape(got)
 	for i := range have {
 		if i >= len(want) {
-			return fmt.Sprintf("after the preflight's last request (%s), this case sent %s (step %d)", want[len(want)-1], have[i], have[i].Step)
+			return fmt.Sprintf("after the preflight's last request (%s), this case sent %s (step %d)", want[len(want)-1].Name, have[i].Name, have[i].Step)
 		}
-		if have[i].Name != want[i].Name || have[i].Accepted != want[i].Accepted {
-			return fmt.Sprintf("request %d: the preflight's was %s, this case's %s (step %d)", i+1, want[i], have[i], have[i].Step)
+		if have[i].Name != want[i].Name {
+			return fmt.Sprintf("request %d: the preflight's was %s, this case's %s (step %d)", i+1, want[i].Name, have[i].Name, have[i].Step)
 		}
 	}
 	// A case that sent less than the preflight did stopped early (the tool
@@ -162,10 +127,10 @@ func ConversationDiffers(preflight []Request, c Case) string {
 // (step cases, an uploaded workload) and must hold it in every case.
 // Tools that send one exec are not compared: one that pools connections
 // across cases sends a different opening in each, harmlessly.
-func MultiStep(conv []Request) bool {
+func MultiStep(conv []fault.Request) bool {
 	n := 0
 	for _, r := range shape(conv) {
-		if r.Name != "connection" && r.Name != "session" && r.Place != WorkloadPlace {
+		if r.Name != "connection" && r.Name != "session" && r.Place != fault.WorkloadPlace {
 			n++
 		}
 	}

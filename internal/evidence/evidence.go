@@ -170,11 +170,22 @@ func (c Case) CredentialTested() string {
 
 // Attempts counts the exec requests carrying id's markers that reached the
 // server, run or refused.
-func (c Case) Attempts() int {
+func (c Case) Attempts() int { return c.attemptsOn(anyConn) }
+
+// AttemptedOn says whether an attempt at the case's workload (as Attempts
+// counts them) reached the server on connection conn.
+func (c Case) AttemptedOn(conn int) bool { return c.attemptsOn(conn) > 0 }
+
+// anyConn makes attemptsOn count the attempts on every connection.
+const anyConn = -1
+
+// attemptsOn counts the exec requests that were attempts at the case's
+// workload, run or refused, on connection conn (anyConn: on any).
+func (c Case) attemptsOn(conn int) int {
 	n := 0
 	ws := c.workloadSessions()
 	for _, e := range c.events {
-		if (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && c.isAttempt(e, ws) {
+		if (conn == anyConn || e.Conn == conn) && (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && c.isAttempt(e, ws) {
 			n++
 		}
 	}
@@ -301,6 +312,10 @@ func Connected(events []control.Event) bool {
 	}
 	return false
 }
+
+// Connected reports whether any connection reached the server, of any
+// case (the events Of was given).
+func (c Case) Connected() bool { return Connected(c.events) }
 
 // ProcessGroups lists the process groups the server spawned, in order.
 func ProcessGroups(events []control.Event) []int {

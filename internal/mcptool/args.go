@@ -3,7 +3,6 @@ package mcptool
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/sshrig/sshrig/tool"
@@ -18,20 +17,8 @@ const DefaultArgs = `{"addr": "{addr}", "host": "{host}", "port": {port}, "user"
 // Args is a tools/call arguments template: a JSON object in which the
 // placeholders are replaced by the case's target. A string placeholder is
 // replaced by its JSON-escaped text, so it belongs inside a JSON string;
-// {port} and {deadline_ms} are numbers and may stand alone.
+// {port}, {deadline_ms} and {deadline_s} are numbers and may stand alone.
 type Args struct{ text string }
-
-// placeholders in the order they are documented.
-var placeholders = []string{"addr", "host", "port", "user", "identity", "known_hosts", "command", "correlation_id", "operation", "deadline_ms"}
-
-func values(t tool.Target) map[string]string {
-	return map[string]string{
-		"addr": t.Addr, "host": t.Host(), "port": strconv.Itoa(t.Port()), "user": t.User,
-		"identity": t.Identity, "known_hosts": t.KnownHosts, "command": t.Command,
-		"correlation_id": t.CorrelationID, "operation": t.Operation,
-		"deadline_ms": strconv.FormatInt(t.Deadline.Milliseconds(), 10),
-	}
-}
 
 // ParseArgs checks a template: with every placeholder filled it must be a
 // JSON object. "" is DefaultArgs.
@@ -50,11 +37,10 @@ func ParseArgs(text string) (Args, error) {
 
 // Fill substitutes t into the template.
 func (a Args) Fill(t tool.Target) (map[string]any, error) {
-	v := values(t)
-	pairs := make([]string, 0, 2*len(placeholders))
-	for _, name := range placeholders {
-		s := v[name]
-		if name != "port" && name != "deadline_ms" {
+	pairs := make([]string, 0, 2*len(tool.Placeholders))
+	for _, name := range tool.Placeholders {
+		s, _ := t.Placeholder(name)
+		if name != "port" && name != "deadline_ms" && name != "deadline_s" {
 			b, _ := json.Marshal(s)
 			s = string(b[1 : len(b)-1])
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -46,18 +47,18 @@ func (m *Tool) RunAnswer(ctx context.Context, t tool.Target, stdout, stderr io.W
 		var se *StateError
 		switch {
 		case ctx.Err() != nil:
-			find(verdict.AssertCategory, verdict.RuleMCPNoAnswer, "the server did not get through initialize and tools/list within the budget")
+			find(report.AssertCategory, verdict.RuleMCPNoAnswer, "the server did not get through initialize and tools/list within the budget")
 		case errors.As(err, &se) && se.State == "loaded":
-			find(verdict.AssertCategory, verdict.RuleMCPNotListed, "%v", se.Err)
+			find(report.AssertCategory, verdict.RuleMCPNotListed, "%v", se.Err)
 		default:
-			find(verdict.AssertCategory, verdict.RuleMCPServerDied, "%v", err)
+			find(report.AssertCategory, verdict.RuleMCPServerDied, "%v", err)
 		}
 		return a
 	}
 	if m.session != Shared {
 		defer func() {
 			if left := s.close(); len(left) > 0 {
-				find(verdict.AssertNoBlind, verdict.RuleLeftRunning, "the MCP server left %d process(es) of its group running after it exited (pids %v); the rig killed them", len(left), left)
+				find(report.AssertNoBlind, verdict.RuleLeftRunning, "the MCP server left %d process(es) of its group running after it exited (pids %v); the rig killed them", len(left), left)
 			}
 		}()
 	} else if s.stderr != nil {
@@ -68,16 +69,47 @@ func (m *Tool) RunAnswer(ctx context.Context, t tool.Target, stdout, stderr io.W
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp: tools/call: %v\n", err)
 		rule, detail := m.callFailed(ctx, s, err)
-		find(verdict.AssertCategory, rule, "%s", detail)
+		find(report.AssertCategory, rule, "%s", detail)
 		return a
 	}
 	shown, _ := json.Marshal(res)
 	a.Shown = shown
 	fmt.Fprintf(stderr, "mcp: isError=%t structuredContent=%t content items=%d\n", res.IsError, res.StructuredContent != nil, len(res.Content))
+	a.Call = callResult(res)
+	if m.native {
+		return a // a reading reads a.Call; there is no contract to check
+	}
 	contract, findings := read(res, s.listed)
 	a.Findings = append(a.Findings, findings...)
 	stdout.Write(contract)
 	return a
+}
+
+// callResult is res in the terms a reading reads.
+func callResult(res *mcp.CallToolResult) *tool.CallResult {
+	c := &tool.CallResult{IsError: res.IsError, Text: contentText(res)}
+	if res.StructuredContent != nil {
+		// Through JSON, so it reads as decoded JSON whatever Go type the
+		// SDK handed over.
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			var v any
+			if json.Unmarshal(b, &v) == nil {
+				c.Structured = v
+			}
+		}
+	}
+	return c
+}
+
+// contentText is every text content item of res, joined by newlines.
+func contentText(res *mcp.CallToolResult) string {
+	var texts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			texts = append(texts, tc.Text)
+		}
+	}
+	return strings.Join(texts, "\n")
 }
 
 // callFailed names why tools/call returned no result.
@@ -114,23 +146,17 @@ func read(res *mcp.CallToolResult, listed *mcp.Tool) ([]byte, []tool.Finding) {
 	find := func(assertion, rule, format string, args ...any) {
 		fs = append(fs, tool.Finding{Assertion: assertion, Rule: rule, Detail: fmt.Sprintf(format, args...)})
 	}
-	var texts []string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			texts = append(texts, tc.Text)
-		}
-	}
-	text := strings.Join(texts, "\n")
+	text := contentText(res)
 	var contract []byte
 	if res.StructuredContent != nil {
 		b, err := json.Marshal(res.StructuredContent)
 		if err != nil {
-			find(verdict.AssertCategory, verdict.RuleMCPOutputSchema, "structuredContent does not encode: %v", err)
+			find(report.AssertCategory, verdict.RuleMCPOutputSchema, "structuredContent does not encode: %v", err)
 		}
 		contract = b
 		if listed != nil && listed.OutputSchema != nil {
 			if err := validate(listed.OutputSchema, b); err != nil {
-				find(verdict.AssertCategory, verdict.RuleMCPOutputSchema, "structuredContent does not match the outputSchema the tool declares: %v", err)
+				find(report.AssertCategory, verdict.RuleMCPOutputSchema, "structuredContent does not match the outputSchema the tool declares: %v", err)
 			}
 		}
 	} else {
@@ -140,12 +166,12 @@ func read(res *mcp.CallToolResult, listed *mcp.Tool) ([]byte, []tool.Finding) {
 	switch {
 	case perr == nil:
 		if res.IsError == r.OK {
-			find(verdict.AssertCategory, verdict.RuleMCPIsError, "isError is %t but the contract says ok=%t (%s): an agent that reads isError takes the wrong branch", res.IsError, r.OK, r.Category)
+			find(report.AssertCategory, verdict.RuleMCPIsError, "isError is %t but the contract says ok=%t (%s): an agent that reads isError takes the wrong branch", res.IsError, r.OK, r.Category)
 		}
 	case res.StructuredContent == nil:
-		find(verdict.AssertCategory, verdict.RuleMCPFreeText, "no structuredContent and no result contract in the text content, only %s: the planner would have to interpret a sentence", quote(text))
+		find(report.AssertCategory, verdict.RuleMCPFreeText, "no structuredContent and no result contract in the text content, only %s: the planner would have to interpret a sentence", quote(text))
 		if !res.IsError && errorLike.MatchString(text) {
-			find(verdict.AssertCategory, verdict.RuleMCPErrorText, "the text begins like an error (%s) while isError is false: many clients read this as a successful call", quote(text))
+			find(report.AssertCategory, verdict.RuleMCPErrorText, "the text begins like an error (%s) while isError is false: many clients read this as a successful call", quote(text))
 		}
 	}
 	return contract, fs

@@ -50,6 +50,9 @@ type Options struct {
 	// (default DefaultOpenTimeout). A case's own session is bounded by the
 	// case's budget instead.
 	OpenTimeout time.Duration
+	// Native: the tool speaks no result contract, and a reading reads its
+	// answer (Answer.Call) instead; the contract's own checks do not apply.
+	Native bool
 }
 
 // DefaultOpenTimeout is long enough for a server run with 'go run' to be
@@ -66,6 +69,7 @@ type Tool struct {
 	args    Args
 	session string
 	timeout time.Duration
+	native  bool
 
 	mu     sync.Mutex
 	shared *session // Shared mode, once opened
@@ -95,7 +99,7 @@ func New(spec string, o Options) (*Tool, error) {
 	if o.OpenTimeout <= 0 {
 		o.OpenTimeout = DefaultOpenTimeout
 	}
-	t := &Tool{spec: spec, name: o.Tool, args: args, session: o.Session, timeout: o.OpenTimeout}
+	t := &Tool{spec: spec, name: o.Tool, args: args, session: o.Session, timeout: o.OpenTimeout, native: o.Native}
 	switch {
 	case strings.HasPrefix(spec, StdioPrefix):
 		argv, err := shlex.Split(strings.TrimPrefix(spec, StdioPrefix), true)

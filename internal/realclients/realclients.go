@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/report"
 )
 
 // Wrapper is one script of docs/examples.
@@ -96,6 +97,13 @@ func Wrappers() []Wrapper {
 				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
 				both("step.09-session", ""),
 				both("step.12-session", verdict.RuleUnsafeCategory), both("step.13-exec", verdict.RuleUnsafeCategory))},
+		// A fixed remote name, as on a host of the tool's own: two execs
+		// (cat > job.sh, then sh job.sh); an sftp upload to job.sh; one to
+		// the absolute /tmp/job.sh. Every case has a host of its own
+		// (docs/server.md), so cases running at once never share the file.
+		{Script: "docs/examples/twoexec-fixed-honest.sh", Needs: openssh},
+		{Script: "docs/examples/sftp-fixed-honest.sh", Needs: sftp},
+		{Script: "docs/examples/sftp-tmp-honest.sh", Needs: sftp},
 		{Script: "docs/examples/scp-honest.sh", Needs: scp},
 		{Script: "docs/examples/scp-naive.sh", Needs: scp,
 			Defect: "ssh's 255 is retried, up to three runs",
@@ -161,6 +169,36 @@ type Verdict struct {
 	Verdict string // "pass", "fail", "inconclusive", "skipped"
 	Rules   []string
 	Reason  string
+}
+
+// VerdictsOf reads a report's cases for Check. A case that did not pass
+// carries, in Reason, what a reader of the failure needs: why, what the
+// tool reported and how long it took, and whether it was confirmed alone.
+func VerdictsOf(cases []report.CaseReport) []Verdict {
+	var out []Verdict
+	for _, c := range cases {
+		v := Verdict{ID: c.ID, Verdict: string(c.Verdict), Reason: c.Reason}
+		for _, x := range c.Violations {
+			v.Rules = append(v.Rules, x.Rule)
+		}
+		if c.Verdict == report.Fail || c.Verdict == report.Inconclusive {
+			if len(c.Violations) > 0 {
+				v.Reason = c.Violations[0].Detail
+			}
+			if c.Reported != nil {
+				v.Reason += fmt.Sprintf(" (reported %s/%s: %q", c.Reported.Category, c.Reported.Retry, c.Reported.Message)
+			} else {
+				v.Reason += " (no report"
+			}
+			v.Reason += fmt.Sprintf(", tool %d ms, cut latency %d us", c.ToolMS, c.CutLatencyUS)
+			if a := c.ConfirmedAlone; a != nil {
+				v.Reason += ", confirmed alone after " + string(a.First.Verdict) + " while " + a.Busy
+			}
+			v.Reason += ")"
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // Check compares a run of w with what the table says of it: an honest

@@ -15,6 +15,7 @@ type caseState struct {
 	id    string
 	arm   control.Arm
 	probe bool        // the rig's probe
+	host  caseHost    // the filesystem its commands and SFTP see (host.go)
 	fired atomic.Bool // the armed moment was reached once; later ones pass
 
 	// Credentials and refusals of this case (see control.Request).
@@ -166,6 +167,12 @@ func (s *Server) endCase(c *caseState, why string) {
 			tc.closeByServer()
 		}
 		<-c.work.close()
+		// Every command of the case has been reaped: its host goes.
+		if c.host.tree != "" {
+			if err := c.host.close(); err != nil {
+				s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Detail: "remove the case's host: " + err.Error()})
+			}
+		}
 		s.mu.Lock()
 		delete(s.cases, c.id)
 		s.mu.Unlock()

@@ -20,7 +20,11 @@
 //   - Dispositions. What the command does when its transport dies: survive,
 //     hangup (its process group is killed) or remote-kill (killed right after
 //     its start marker).
-//   - Process truth. Commands run through /bin/sh -c in a scratch directory,
+//   - Every case its own host. Each case's commands and SFTP requests see a
+//     home and a /tmp of the case's own, in its tree under the scratch
+//     directory, removed at the case's end: cases running at once never
+//     meet each other's files (host.go, package hostsetup, docs/server.md).
+//   - Process truth. Commands run through /bin/sh -c in the case's home,
 //     each in its own process group, reaped with wait4(WUNTRACED). A
 //     marker-wrapped command stops itself right after its start marker and
 //     again after its work (see package markers); those stops tell the server

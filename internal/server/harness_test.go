@@ -23,6 +23,7 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/cutter"
 	"github.com/sshrig/sshrig/internal/server"
+	"github.com/sshrig/sshrig/internal/testpeer"
 	"github.com/sshrig/sshrig/markers"
 )
 
@@ -219,6 +220,7 @@ func (c *tcase) sshArgs(port string) []string {
 // run runs a client program; it returns its combined output and exit code.
 func run(t testing.TB, stdin string, name string, args ...string) (string, int) {
 	t.Helper()
+	testpeer.Need(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/server/hostsetup"
 	"github.com/sshrig/sshrig/markers"
 )
 
@@ -69,13 +70,13 @@ func (s *Server) spawn(c *caseState, tc *tconn, sid int, req *execRequest, sp sp
 	if err != nil {
 		return nil, err
 	}
-	var toClose, onFail []*os.File
+	std := stdio{attr: &syscall.SysProcAttr{Setpgid: true}}
 	defer func() {
-		for _, f := range toClose {
+		for _, f := range std.toClose {
 			f.Close()
 		}
 		if err != nil {
-			for _, f := range onFail {
+			for _, f := range std.onFail {
 				f.Close()
 			}
 			g.in.Close()
@@ -84,55 +85,15 @@ func (s *Server) spawn(c *caseState, tc *tconn, sid int, req *execRequest, sp sp
 		}
 	}()
 	p = &proc{s: s, c: c, tc: tc, sid: sid, req: req, gate: g, statuses: make(chan syscall.WaitStatus, 8)}
-	attr := &syscall.SysProcAttr{Setpgid: true}
-	var files []uintptr
 	if sp.pty != nil {
-		master, tty, err := pty.Open()
-		if err != nil {
-			return nil, fmt.Errorf("pty: %w", err)
-		}
-		toClose = append(toClose, tty)
-		// The library's master is a blocking file: deadlines would not wake
-		// its reader and Close would wait for a blocked Read, so the kernel's
-		// hangup would never come. A non-blocking duplicate is pollable.
-		master, err = pollable(master)
-		if err != nil {
-			tty.Close()
-			return nil, fmt.Errorf("pty: %w", err)
-		}
-		onFail = append(onFail, master)
-		if err := pty.Setsize(master, sp.pty.winsize()); err != nil {
-			return nil, fmt.Errorf("pty: %w", err)
-		}
-		p.master = master
-		files = []uintptr{tty.Fd(), tty.Fd(), tty.Fd()}
-		attr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		err = p.openTerminal(&std, sp.pty)
 	} else {
-		inR, inW, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		toClose, onFail = append(toClose, inR), append(onFail, inW)
-		outR, outW, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		toClose, onFail = append(toClose, outW), append(onFail, outR)
-		errR, errW, err := os.Pipe()
-		if err != nil {
-			return nil, err
-		}
-		toClose, onFail = append(toClose, errW), append(onFail, errR)
-		p.stdin, p.stdout, p.stderr = inW, outR, errR
-		files = []uintptr{inR.Fd(), outW.Fd(), errW.Fd()}
+		err = p.openPipes(&std)
 	}
-	argv := sp.argv
-	if sp.ignoreHUP {
-		// Ignored signals stay ignored across exec, and a non-interactive
-		// shell cannot trap one that was ignored on entry.
-		argv = append([]string{argv[0], "-c", `trap '' HUP; exec "$0" "$@"`}, argv...)
+	if err != nil {
+		return nil, err
 	}
-	env := append(append(append([]string{}, s.env...), sp.env...), markers.GateEnv+"="+g.path)
+	path, argv, env := s.commandLine(c, g, sp, std.attr)
 
 	// Hold the case's lock across the fork so teardown either sees this
 	// process or happens before it is forked.
@@ -141,12 +102,15 @@ func (s *Server) spawn(c *caseState, tc *tconn, sid int, req *execRequest, sp sp
 		c.mu.Unlock()
 		return nil, errors.New("case ended")
 	}
-	pid, err := syscall.ForkExec(argv[0], argv, &syscall.ProcAttr{
-		Dir:   s.scratch,
-		Env:   env,
-		Files: files,
-		Sys:   attr,
-	})
+	pa := &syscall.ProcAttr{Dir: c.host.home, Env: env, Files: std.files, Sys: std.attr}
+	var pid int
+	if t := c.host.thread; t != nil {
+		// Forked from the case's namespace thread: the command starts in
+		// the case's mount namespace.
+		t.do(func() { pid, err = syscall.ForkExec(path, argv, pa) })
+	} else {
+		pid, err = syscall.ForkExec(path, argv, pa)
+	}
 	if err != nil {
 		c.mu.Unlock()
 		return nil, err
@@ -163,6 +127,88 @@ func (s *Server) spawn(c *caseState, tc *tconn, sid int, req *execRequest, sp sp
 		s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Conn: tc.n, Session: sid, PID: pid, Detail: err.Error()})
 	})
 	return p, nil
+}
+
+// stdio is what a command's standard files are made of while it is spawned.
+type stdio struct {
+	files   []uintptr            // the child's stdin, stdout and stderr
+	attr    *syscall.SysProcAttr // how the child is forked
+	toClose []*os.File           // the child's ends: closed once spawn returns
+	onFail  []*os.File           // the server's ends: closed if the command does not start
+}
+
+// openTerminal opens the command's pseudo-terminal: the child gets the
+// terminal, p keeps its master.
+func (p *proc) openTerminal(std *stdio, size *ptyRequest) error {
+	master, tty, err := pty.Open()
+	if err != nil {
+		return fmt.Errorf("pty: %w", err)
+	}
+	std.toClose = append(std.toClose, tty)
+	// The library's master is a blocking file: deadlines would not wake
+	// its reader and Close would wait for a blocked Read, so the kernel's
+	// hangup would never come. A non-blocking duplicate is pollable.
+	master, err = pollable(master)
+	if err != nil {
+		tty.Close()
+		return fmt.Errorf("pty: %w", err)
+	}
+	std.onFail = append(std.onFail, master)
+	if err := pty.Setsize(master, size.winsize()); err != nil {
+		return fmt.Errorf("pty: %w", err)
+	}
+	p.master = master
+	std.files = []uintptr{tty.Fd(), tty.Fd(), tty.Fd()}
+	std.attr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	return nil
+}
+
+// openPipes opens the command's stdin, stdout and stderr pipes.
+func (p *proc) openPipes(std *stdio) error {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	std.toClose, std.onFail = append(std.toClose, inR), append(std.onFail, inW)
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	std.toClose, std.onFail = append(std.toClose, outW), append(std.onFail, outR)
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	std.toClose, std.onFail = append(std.toClose, errW), append(std.onFail, errR)
+	p.stdin, p.stdout, p.stderr = inW, outR, errR
+	std.files = []uintptr{inR.Fd(), outW.Fd(), errW.Fd()}
+	return nil
+}
+
+// commandLine is what the command is executed as: its program, argv and
+// environment, in the case's home and with the case's /tmp (through the
+// set-up step under a user namespace, which it adds to attr).
+func (s *Server) commandLine(c *caseState, g *gate, sp spawnSpec, attr *syscall.SysProcAttr) (path string, argv, env []string) {
+	argv = sp.argv
+	if sp.ignoreHUP {
+		// Ignored signals stay ignored across exec, and a non-interactive
+		// shell cannot trap one that was ignored on entry.
+		argv = append([]string{argv[0], "-c", `trap '' HUP; exec "$0" "$@"`}, argv...)
+	}
+	env = append(append(append([]string{}, s.env...), sp.env...), markers.GateEnv+"="+g.path, "HOME="+c.host.home)
+	path = argv[0]
+	if c.host.tmp != "" && c.host.thread == nil {
+		if s.ns == userNamespace {
+			// The set-up step puts the case's tmp over /tmp, then becomes
+			// the command: the same process, pid and group.
+			s.ns.apply(attr)
+			path, argv = s.self, hostsetup.Argv(c.host.tmp, c.host.home, s.keep, argv)
+			env = append(env, hostsetup.Env+"=1")
+		} else {
+			env = append(env, "TMPDIR="+c.host.tmp)
+		}
+	}
+	return path, argv, env
 }
 
 // pollable returns a non-blocking duplicate of f, which Go's poller serves,
@@ -383,7 +429,6 @@ func (cp *copier) run() {
 // run supervises the command until it exits, applying the case's moments and
 // disposition, and returns how it ended. ch is the session's channel.
 func (p *proc) run(ch gossh.Channel) exitInfo {
-	c, s := p.c, p.s
 	defer p.gate.close()
 	if p.master != nil {
 		defer p.masterOnce.Do(func() { p.master.Close() })
@@ -392,24 +437,56 @@ func (p *proc) run(ch gossh.Channel) exitInfo {
 		defer p.stderr.Close()
 	}
 
+	o := p.startOutputs(ch)
+	stdinDone := p.startStdin(ch)
+	status := p.supervise(o)
+	for range p.statuses {
+	}
+	p.drainOutputs(o)
+	if p.stdin != nil {
+		p.stdin.Close()
+	}
+	// The stdin copier ends when the channel does (closed by the caller
+	// after the exit status); the caller waits for it through stdinDone.
+	p.stdinDone = stdinDone
+	return p.reportExit(status)
+}
+
+// outputHold is the stdout copier's request to hold at the output moment;
+// the supervisor closes resume when the copier may go on.
+type outputHold struct{ resume chan struct{} }
+
+// outputs are the copiers of a running command's output and the output
+// moment they announce.
+type outputs struct {
+	out, errc *copier // errc is nil under a terminal
+	holdReq   chan outputHold
+	// announce: the output moment is announced once OutputBytes of the
+	// workload's stdout reached the channel.
+	announce bool
+}
+
+// startOutputs starts copying the command's output to ch, with the output
+// moment armed where the case names one.
+func (p *proc) startOutputs(ch gossh.Channel) *outputs {
+	c := p.c
 	// The output moment: the stdout copier stops after N bytes reached the
-	// channel and asks this loop to hold; the loop answers when it may go on.
-	type outputHold struct{ resume chan struct{} }
+	// channel and asks the supervisor to hold; it answers when it may go on.
 	holdReq := make(chan outputHold)
-	var out, errc *copier
+	o := &outputs{holdReq: holdReq}
 	if p.master != nil {
-		out = newCopier(p.master, ch)
+		o.out = newCopier(p.master, ch)
 	} else {
-		out = newCopier(p.stdout, ch)
-		errc = newCopier(p.stderr, ch.Stderr())
+		o.out = newCopier(p.stdout, ch)
+		o.errc = newCopier(p.stderr, ch.Stderr())
 	}
 	// The output moment, once OutputBytes of the workload's stdout reached
 	// the channel, is announced wherever a case names OutputBytes: held
 	// when it is the armed moment, unheld when the case armed another
 	// moment or none, so that case's timeline still shows it.
-	announceOutput := c.arm.OutputBytes > 0 && (c.arm.Moment != fault.Output || !c.fired.Load())
-	if announceOutput {
-		out.atSplit = func() {
+	o.announce = c.arm.OutputBytes > 0 && (c.arm.Moment != fault.Output || !c.fired.Load())
+	if o.announce {
+		o.out.atSplit = func() {
 			h := outputHold{resume: make(chan struct{})}
 			select {
 			case holdReq <- h:
@@ -418,16 +495,21 @@ func (p *proc) run(ch gossh.Channel) exitInfo {
 			}
 		}
 		if p.req.candidate {
-			out.armSplit(c.arm.OutputBytes)
+			o.out.armSplit(c.arm.OutputBytes)
 		}
 	}
 	// The copiers end at end of file; run waits for them, so the handler
 	// that owns p outlives them.
-	go out.run()
-	if errc != nil {
-		go errc.run()
+	go o.out.run()
+	if o.errc != nil {
+		go o.errc.run()
 	}
-	// Stdin: the channel's data goes to the command until the client's EOF.
+	return o
+}
+
+// startStdin starts copying the channel's data to the command until the
+// client's EOF; the returned channel is closed when the copy ended.
+func (p *proc) startStdin(ch gossh.Channel) <-chan struct{} {
 	stdinDone := make(chan struct{})
 	go func() {
 		defer close(stdinDone)
@@ -442,7 +524,14 @@ func (p *proc) run(ch gossh.Channel) exitInfo {
 		io.Copy(p.stdin, in)
 		p.stdin.Close()
 	}()
+	return stdinDone
+}
 
+// supervise answers the command's stops, gate lines and output holds, the
+// transport's loss and the case's end until the command exits, and returns
+// its last wait status.
+func (p *proc) supervise(o *outputs) syscall.WaitStatus {
+	c, s := p.c, p.s
 	gates := 0
 	// workSynced is set while the command waits at its done gate: it goes
 	// on only once all of its output reached the channel, so an output hold
@@ -472,85 +561,113 @@ func (p *proc) run(ch gossh.Channel) exitInfo {
 			gates++
 			switch l.kind {
 			case markers.GateStart:
-				p.atStartGate(l)
-				if announceOutput && p.workload.Load() && !p.req.candidate {
-					out.armSplit(c.arm.OutputBytes)
-				}
-				if c.arm.Disposition == fault.RemoteKill {
-					p.kill("remote-kill: right after the start marker")
-				}
-				if p.eligible() {
-					s.reach(c, p.tc, p.sid, fault.Started)
-				} else {
-					s.pass(c, p.tc, p.sid, fault.Started)
-				}
-				switch {
-				case p.killed.Load():
-				case c.isEnded():
-					p.kill("case ended")
-				case p.hangupDue():
-					p.hangupNow()
-				default:
-					p.proceed()
-				}
+				p.passStartGate(l, o)
 			case markers.GateDone:
 				s.emit(control.Event{Kind: control.ProcWorkDone, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, MarkerID: l.id, MarkerPID: l.pid})
-				workSynced = out.sync()
+				workSynced = o.out.sync()
 			}
-		case h := <-holdReq:
-			s.reach(c, p.tc, p.sid, fault.Output)
-			switch {
-			case c.isEnded():
-				p.kill("case ended")
-			case p.hangupDue():
-				p.hangupNow()
-			}
-			close(h.resume)
+		case h := <-o.holdReq:
+			p.holdOutput(h)
 		case <-workSynced:
 			workSynced = nil
-			switch {
-			case p.killed.Load():
-			case p.hangupDue():
-				p.hangupNow()
-			default:
-				p.proceed()
-			}
+			p.passDoneGate()
 		case <-lost:
 			lost = nil
-			// sshd closes a lost session's terminal whatever the command
-			// does; only the disposition decides whether it ignores SIGHUP.
-			if p.master != nil {
-				p.hangUp("transport lost")
-			} else if c.arm.Disposition == fault.Hangup {
-				p.kill("hangup: transport lost")
-			}
+			p.transportLost()
 		case <-ended:
 			ended = nil
 			p.kill("case ended")
 		}
 	}
-	for range p.statuses {
+	return status
+}
+
+// passStartGate hosts the started moment at the start gate, then lets the
+// command go on unless it is to die there.
+func (p *proc) passStartGate(l gateLine, o *outputs) {
+	c, s := p.c, p.s
+	p.atStartGate(l)
+	if o.announce && p.workload.Load() && !p.req.candidate {
+		o.out.armSplit(c.arm.OutputBytes)
 	}
+	if c.arm.Disposition == fault.RemoteKill {
+		p.kill("remote-kill: right after the start marker")
+	}
+	if p.eligible() {
+		s.reach(c, p.tc, p.sid, fault.Started)
+	} else {
+		s.pass(c, p.tc, p.sid, fault.Started)
+	}
+	switch {
+	case p.killed.Load():
+	case c.isEnded():
+		p.kill("case ended")
+	case p.hangupDue():
+		p.hangupNow()
+	default:
+		p.proceed()
+	}
+}
+
+// holdOutput hosts the output moment the stdout copier asked for while the
+// command runs, then lets the copier go on.
+func (p *proc) holdOutput(h outputHold) {
+	c := p.c
+	p.s.reach(c, p.tc, p.sid, fault.Output)
+	switch {
+	case c.isEnded():
+		p.kill("case ended")
+	case p.hangupDue():
+		p.hangupNow()
+	}
+	close(h.resume)
+}
+
+// passDoneGate lets the command go on from its done gate, once all of its
+// output reached the channel, unless it is to die there.
+func (p *proc) passDoneGate() {
+	switch {
+	case p.killed.Load():
+	case p.hangupDue():
+		p.hangupNow()
+	default:
+		p.proceed()
+	}
+}
+
+// transportLost applies the disposition when the session's transport is lost.
+func (p *proc) transportLost() {
+	// sshd closes a lost session's terminal whatever the command
+	// does; only the disposition decides whether it ignores SIGHUP.
+	if p.master != nil {
+		p.hangUp("transport lost")
+	} else if p.c.arm.Disposition == fault.Hangup {
+		p.kill("hangup: transport lost")
+	}
+}
+
+// drainOutputs waits, after the command exited, for its output to reach the
+// channel, hosting an output moment still due.
+func (p *proc) drainOutputs(o *outputs) {
 	// A command without gates can exit with output still in the pipe; the
 	// output moment may still be due.
 	for waiting := true; waiting; {
 		select {
-		case h := <-holdReq:
-			s.reach(c, p.tc, p.sid, fault.Output)
+		case h := <-o.holdReq:
+			p.s.reach(p.c, p.tc, p.sid, fault.Output)
 			close(h.resume)
-		case <-out.done:
+		case <-o.out.done:
 			waiting = false
 		}
 	}
-	if errc != nil {
-		<-errc.done
+	if o.errc != nil {
+		<-o.errc.done
 	}
-	if p.stdin != nil {
-		p.stdin.Close()
-	}
-	// The stdin copier ends when the channel does (closed by the caller
-	// after the exit status); the caller waits for it through stdinDone.
-	p.stdinDone = stdinDone
+}
+
+// reportExit announces how the command ended and says it as SSH does.
+func (p *proc) reportExit(status syscall.WaitStatus) exitInfo {
+	c, s := p.c, p.s
 	switch {
 	case status.Signaled():
 		s.emit(control.Event{Kind: control.ProcExited, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, Signal: unix.SignalName(status.Signal())})

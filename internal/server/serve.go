@@ -31,6 +31,9 @@ type ReadyLine struct {
 	PID     int    `json:"pid"`
 	HostKey string `json:"host_key"`
 	Ledger  string `json:"ledger"`
+	// Hosts is what each case's host is on this server (Server.HostModel):
+	// whether commands get a private /tmp, or why not.
+	Hosts string `json:"hosts"`
 }
 
 // ErrBadToken reports a missing or short control token.
@@ -71,6 +74,7 @@ func Serve(ctx context.Context, o ServeOptions, out io.Writer) error {
 		PID:     os.Getpid(),
 		HostKey: string(trimNL([]byte(srv.ctl.ReadyInfo().HostKey))),
 		Ledger:  srv.Ledger(),
+		Hosts:   srv.HostModel(),
 	})
 	fmt.Fprintf(out, "%s\n", line)
 

@@ -38,6 +38,14 @@ type Config struct {
 	// RefusePTY refuses every pty-req, as an sshd with PermitTTY no does
 	// (a case can ask for the same with control.Request.RefusePTY).
 	RefusePTY bool
+	// NoNamespaces gives commands the machine's /tmp even where a private
+	// mount namespace is available (each case keeps its own home and SFTP
+	// tree): the fallback, chosen.
+	NoNamespaces bool
+
+	// commandNamespaces skips the per-case namespace thread even as root,
+	// for tests of the set-up step an unprivileged server relies on.
+	commandNamespaces bool
 }
 
 // LedgerName is the ledger file in the scratch directory.
@@ -60,6 +68,14 @@ type Server struct {
 	env        []string
 	gates      string // a private directory for the commands' gate FIFOs
 	gateN      atomic.Uint64
+
+	// Each case's host (host.go): how commands get a private /tmp, the
+	// server's own binary for the set-up step, and the directories under
+	// /tmp they must still find.
+	ns    namespaceMode
+	nsWhy string // why there is no namespace
+	self  string
+	keep  []string
 
 	emitMu sync.Mutex // sequence numbers follow wire order
 	seq    uint64
@@ -102,47 +118,17 @@ func New(cfg Config) (*Server, error) {
 	if _, err := os.Stat(s.shell); err != nil {
 		return nil, fmt.Errorf("server: shell: %w", err)
 	}
-	s.hostKey = cfg.HostKey
-	if s.hostKey == nil {
-		_, priv, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			return nil, fmt.Errorf("server: host key: %w", err)
-		}
-		if s.hostKey, err = gossh.NewSignerFromKey(priv); err != nil {
-			return nil, fmt.Errorf("server: host key: %w", err)
-		}
+	var err error
+	if s.hostKey, err = hostSigner(cfg.HostKey); err != nil {
+		return nil, err
 	}
-	s.scratch = cfg.Scratch
-	if s.scratch == "" {
-		dir, err := os.MkdirTemp("", "sshrig-scratch-")
-		if err != nil {
-			return nil, fmt.Errorf("server: scratch: %w", err)
-		}
-		s.scratch, s.ownScratch = dir, true
-	} else if err := os.MkdirAll(s.scratch, 0o700); err != nil {
-		return nil, fmt.Errorf("server: scratch: %w", err)
+	if err := s.makeScratch(); err != nil {
+		return nil, err
 	}
-	if abs, err := filepath.Abs(s.scratch); err == nil {
-		s.scratch = abs
-	}
-	s.ledger = filepath.Join(s.scratch, LedgerName)
-	// The ledger exists from the start, so reading it never needs a test
-	// for its existence (one process fewer per probe).
-	if f, err := os.OpenFile(s.ledger, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
-		return nil, fmt.Errorf("server: ledger: %w", err)
-	} else {
-		f.Close()
-	}
-	path := cfg.Path
-	if path == "" {
-		path = os.Getenv("PATH")
-	}
-	if path == "" {
-		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-	}
+	path := commandPath(cfg.Path)
+	// HOME is each case's own (spawn).
 	s.env = []string{
 		"PATH=" + path,
-		"HOME=" + s.scratch,
 		"LC_ALL=C",
 		"SSHRIG_LEDGER=" + s.ledger,
 	}
@@ -152,8 +138,84 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: gates: %w", err)
 	}
 	s.gates = gates
+	s.keep = keepPaths(append([]string{s.scratch, s.gates}, filepath.SplitList(path)...)...)
+	if cfg.NoNamespaces {
+		s.nsWhy = "Config.NoNamespaces"
+	} else {
+		s.ns, s.nsWhy = s.chooseNamespaces()
+	}
 
-	s.ssh = &gliderssh.Server{
+	s.ssh = s.newSSHServer()
+	s.ctl = control.NewServer(cfg.Control, cfg.Token, control.Ready{
+		PID:     os.Getpid(),
+		HostKey: string(gossh.MarshalAuthorizedKey(s.hostKey.PublicKey())),
+		Scratch: s.scratch,
+		Ledger:  s.ledger,
+		Shell:   s.shell,
+	}, (*controlHandler)(s))
+	return s, nil
+}
+
+// hostSigner is the configured host key, or a fresh ed25519 key.
+func hostSigner(configured gossh.Signer) (gossh.Signer, error) {
+	if configured != nil {
+		return configured, nil
+	}
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("server: host key: %w", err)
+	}
+	signer, err := gossh.NewSignerFromKey(priv)
+	if err != nil {
+		return nil, fmt.Errorf("server: host key: %w", err)
+	}
+	return signer, nil
+}
+
+// makeScratch makes the scratch directory (a private temporary one unless
+// configured) and the ledger in it.
+func (s *Server) makeScratch() error {
+	s.scratch = s.cfg.Scratch
+	if s.scratch == "" {
+		dir, err := os.MkdirTemp("", "sshrig-scratch-")
+		if err != nil {
+			return fmt.Errorf("server: scratch: %w", err)
+		}
+		s.scratch, s.ownScratch = dir, true
+	} else if err := os.MkdirAll(s.scratch, 0o700); err != nil {
+		return fmt.Errorf("server: scratch: %w", err)
+	}
+	if abs, err := filepath.Abs(s.scratch); err == nil {
+		s.scratch = abs
+	}
+	s.ledger = filepath.Join(s.scratch, LedgerName)
+	// The ledger exists from the start, so reading it never needs a test
+	// for its existence (one process fewer per probe).
+	if f, err := os.OpenFile(s.ledger, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err != nil {
+		return fmt.Errorf("server: ledger: %w", err)
+	} else {
+		f.Close()
+	}
+	return nil
+}
+
+// commandPath is the PATH commands run with: the configured one, else the
+// server's own, else a default.
+func commandPath(configured string) string {
+	path := configured
+	if path == "" {
+		path = os.Getenv("PATH")
+	}
+	if path == "" {
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	}
+	return path
+}
+
+// newSSHServer is the SSH server that serves proxied connections, each
+// attributed to its case by the tconn it arrives on.
+func (s *Server) newSSHServer() *gliderssh.Server {
+	return &gliderssh.Server{
 		Version:          "sshrig",
 		HostSigners:      []gliderssh.Signer{s.hostKey},
 		PublicKeyHandler: s.checkKey,
@@ -168,14 +230,6 @@ func New(cfg Config) (*Server, error) {
 		ChannelHandlers: map[string]gliderssh.ChannelHandler{"session": s.handleChannel},
 		RequestHandlers: map[string]gliderssh.RequestHandler{"default": s.handleGlobal},
 	}
-	s.ctl = control.NewServer(cfg.Control, cfg.Token, control.Ready{
-		PID:     os.Getpid(),
-		HostKey: string(gossh.MarshalAuthorizedKey(s.hostKey.PublicKey())),
-		Scratch: s.scratch,
-		Ledger:  s.ledger,
-		Shell:   s.shell,
-	}, (*controlHandler)(s))
-	return s, nil
 }
 
 // HostKey is the server's public host key.
@@ -444,13 +498,20 @@ func (s *Server) setupCase(req control.Request) error {
 	if arm.Disposition == 0 {
 		arm.Disposition = fault.Survive
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errors.New("server closing")
+	free := func() error {
+		if s.closed {
+			return errors.New("server closing")
+		}
+		if _, ok := s.cases[req.Case]; ok {
+			return fmt.Errorf("case %q already set up", req.Case)
+		}
+		return nil
 	}
-	if _, ok := s.cases[req.Case]; ok {
-		return fmt.Errorf("case %q already set up", req.Case)
+	s.mu.Lock()
+	err := free()
+	s.mu.Unlock()
+	if err != nil {
+		return err
 	}
 	c := newCase(req.Case, arm, req.Probe)
 	for i, line := range req.CaseKeys {
@@ -468,6 +529,20 @@ func (s *Server) setupCase(req control.Request) error {
 		c.ca = k
 	}
 	c.denyExec, c.rejectSession, c.refusePTY = req.DenyExec, req.RejectSession, req.RefusePTY
+	// The host is made outside the server's lock, which every connection's
+	// attribution and authentication take: its files and namespace thread
+	// must not hold them up.
+	if req.Probe || req.SharedHost {
+		c.host = s.sharedHost()
+	} else if c.host, err = s.newCaseHost(req.Case); err != nil {
+		return fmt.Errorf("case %q: its host: %w", req.Case, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := free(); err != nil {
+		c.host.close()
+		return err
+	}
 	s.cases[req.Case] = c
 	return nil
 }

@@ -156,97 +156,19 @@ func (ss *sessionState) serve(req *gossh.Request) {
 	ss.mu.Lock()
 	switch req.Type {
 	case "pty-req":
-		var r ptyRequest
-		switch {
-		case gossh.Unmarshal(req.Payload, &r) != nil:
-			detail = "malformed pty-req"
-		case c.refusePTY || s.cfg.RefusePTY:
-			detail = "refused: the server does not allocate terminals (PermitTTY no)"
-		case ss.started || ss.pty != nil:
-			detail = "refused: too late or already allocated"
-		default:
-			ok, ss.pty = true, &r
-			detail = fmt.Sprintf("%s %dx%d", r.Term, r.Columns, r.Rows)
-		}
+		ok, detail = ss.answerPTY(req.Payload)
 	case "window-change":
-		var w struct{ Columns, Rows, Width, Height uint32 }
-		if gossh.Unmarshal(req.Payload, &w) == nil && ss.pty != nil {
-			ok = true
-			ss.pty.Columns, ss.pty.Rows, ss.pty.Width, ss.pty.Height = w.Columns, w.Rows, w.Width, w.Height
-			detail = fmt.Sprintf("%dx%d", w.Columns, w.Rows)
-			if p := ss.proc; p != nil && p.master != nil {
-				pty.Setsize(p.master, ss.pty.winsize())
-			}
-		}
+		ok, detail = ss.answerWindowChange(req.Payload)
 	case "env":
-		var kv struct{ Name, Value string }
-		if gossh.Unmarshal(req.Payload, &kv) == nil {
-			detail = kv.Name
-			if acceptEnv(kv.Name) && !ss.started && !strings.ContainsRune(kv.Name, '=') {
-				ok = true
-				ss.env = append(ss.env, kv.Name+"="+kv.Value)
-			}
-		}
+		ok, detail = ss.answerEnv(req.Payload)
 	case "signal":
-		var sig struct{ Signal string }
-		if gossh.Unmarshal(req.Payload, &sig) == nil {
-			detail = sig.Signal
-			if n, known := sshdSignals[sig.Signal]; known && ss.proc != nil && !ss.proc.reaped.Load() {
-				ok = syscall.Kill(ss.proc.pid, n) == nil
-			}
-		}
+		ok, detail = ss.answerSignal(req.Payload)
 	case "exec", "shell":
 		record = false
-		r := &execRequest{kind: req.Type}
-		if req.Type == "exec" {
-			var cmd struct{ Command string }
-			if gossh.Unmarshal(req.Payload, &cmd) != nil {
-				s.emitRequest(c, tc, ss.id, req.Type, false, "malformed exec request")
-				break
-			}
-			r.command = cmd.Command
-		}
-		if ss.started {
-			s.emitRequest(c, tc, ss.id, req.Type, false, "refused: the session already runs something")
-			break
-		}
-		if c.denyExec {
-			spec, _ := markers.Unwrap(r.command)
-			sum := sha256.Sum256([]byte(r.command))
-			s.emitRequest(c, tc, ss.id, req.Type, false, "denied")
-			s.emit(control.Event{Kind: control.ExecRefused, Case: c.id, Conn: tc.n, Session: ss.id,
-				Digest: hex.EncodeToString(sum[:]), MarkerID: spec.ID, Detail: "denied: this user may not run this command"})
-			break
-		}
-		if !c.work.enter() {
-			s.emitRequest(c, tc, ss.id, req.Type, false, "case ended")
-			break
-		}
-		r.ordinal = int(c.execs.Add(1))
-		if n := c.arm.WorkloadRequest; n > 0 {
-			r.candidate = r.ordinal == n
-		} else {
-			_, wrapped := markers.Unwrap(r.command)
-			r.candidate = wrapped || r.kind == "shell"
-		}
-		r.seq, r.step, armed = s.emitRequest(c, tc, ss.id, req.Type, true, execDetail(r.command))
-		ok, ss.started, ss.handler = true, true, make(chan struct{})
-		start = func() { go ss.runCommand(r) }
+		ok, armed, start = ss.answerExec(req)
 	case "subsystem":
 		record = false
-		var sub struct{ Name string }
-		switch {
-		case gossh.Unmarshal(req.Payload, &sub) != nil:
-			s.emitRequest(c, tc, ss.id, req.Type, false, "malformed subsystem request")
-		case sub.Name != "sftp" || ss.started:
-			s.emitRequest(c, tc, ss.id, req.Type, false, sub.Name)
-		case !c.work.enter():
-			s.emitRequest(c, tc, ss.id, req.Type, false, sub.Name+": case ended")
-		default:
-			_, _, armed = s.emitRequest(c, tc, ss.id, req.Type, true, sub.Name)
-			ok, ss.started, ss.handler = true, true, make(chan struct{})
-			start = func() { go ss.runSFTP() }
-		}
+		ok, armed, start = ss.answerSubsystem(req)
 	}
 	ss.mu.Unlock()
 	if record {
@@ -265,6 +187,126 @@ func (ss *sessionState) serve(req *gossh.Request) {
 		return
 	}
 	req.Reply(true, nil)
+}
+
+// answerPTY decides a pty-req and what the conversation records of it;
+// ss.mu is held.
+func (ss *sessionState) answerPTY(payload []byte) (ok bool, detail string) {
+	var r ptyRequest
+	switch {
+	case gossh.Unmarshal(payload, &r) != nil:
+		detail = "malformed pty-req"
+	case ss.c.refusePTY || ss.s.cfg.RefusePTY:
+		detail = "refused: the server does not allocate terminals (PermitTTY no)"
+	case ss.started || ss.pty != nil:
+		detail = "refused: too late or already allocated"
+	default:
+		ok, ss.pty = true, &r
+		detail = fmt.Sprintf("%s %dx%d", r.Term, r.Columns, r.Rows)
+	}
+	return ok, detail
+}
+
+// answerWindowChange resizes the session's terminal; ss.mu is held.
+func (ss *sessionState) answerWindowChange(payload []byte) (ok bool, detail string) {
+	var w struct{ Columns, Rows, Width, Height uint32 }
+	if gossh.Unmarshal(payload, &w) == nil && ss.pty != nil {
+		ok = true
+		ss.pty.Columns, ss.pty.Rows, ss.pty.Width, ss.pty.Height = w.Columns, w.Rows, w.Width, w.Height
+		detail = fmt.Sprintf("%dx%d", w.Columns, w.Rows)
+		if p := ss.proc; p != nil && p.master != nil {
+			pty.Setsize(p.master, ss.pty.winsize())
+		}
+	}
+	return ok, detail
+}
+
+// answerEnv accepts an env request as sshd's AcceptEnv does; ss.mu is held.
+func (ss *sessionState) answerEnv(payload []byte) (ok bool, detail string) {
+	var kv struct{ Name, Value string }
+	if gossh.Unmarshal(payload, &kv) == nil {
+		detail = kv.Name
+		if acceptEnv(kv.Name) && !ss.started && !strings.ContainsRune(kv.Name, '=') {
+			ok = true
+			ss.env = append(ss.env, kv.Name+"="+kv.Value)
+		}
+	}
+	return ok, detail
+}
+
+// answerSignal passes a signal request on to the running command; ss.mu is
+// held.
+func (ss *sessionState) answerSignal(payload []byte) (ok bool, detail string) {
+	var sig struct{ Signal string }
+	if gossh.Unmarshal(payload, &sig) == nil {
+		detail = sig.Signal
+		if n, known := sshdSignals[sig.Signal]; known && ss.proc != nil && !ss.proc.reaped.Load() {
+			ok = syscall.Kill(ss.proc.pid, n) == nil
+		}
+	}
+	return ok, detail
+}
+
+// answerExec decides an exec or shell request and records it; an accepted
+// one's handler is start, and armed says the case holds at it. ss.mu is held.
+func (ss *sessionState) answerExec(req *gossh.Request) (ok, armed bool, start func()) {
+	s, c, tc := ss.s, ss.c, ss.tc
+	r := &execRequest{kind: req.Type}
+	if req.Type == "exec" {
+		var cmd struct{ Command string }
+		if gossh.Unmarshal(req.Payload, &cmd) != nil {
+			s.emitRequest(c, tc, ss.id, req.Type, false, "malformed exec request")
+			return false, false, nil
+		}
+		r.command = cmd.Command
+	}
+	if ss.started {
+		s.emitRequest(c, tc, ss.id, req.Type, false, "refused: the session already runs something")
+		return false, false, nil
+	}
+	if c.denyExec {
+		spec, _ := markers.Unwrap(r.command)
+		sum := sha256.Sum256([]byte(r.command))
+		s.emitRequest(c, tc, ss.id, req.Type, false, "denied")
+		s.emit(control.Event{Kind: control.ExecRefused, Case: c.id, Conn: tc.n, Session: ss.id,
+			Digest: hex.EncodeToString(sum[:]), MarkerID: spec.ID, Detail: "denied: this user may not run this command"})
+		return false, false, nil
+	}
+	if !c.work.enter() {
+		s.emitRequest(c, tc, ss.id, req.Type, false, "case ended")
+		return false, false, nil
+	}
+	r.ordinal = int(c.execs.Add(1))
+	if n := c.arm.WorkloadRequest; n > 0 {
+		r.candidate = r.ordinal == n
+	} else {
+		_, wrapped := markers.Unwrap(r.command)
+		r.candidate = wrapped || r.kind == "shell"
+	}
+	r.seq, r.step, armed = s.emitRequest(c, tc, ss.id, req.Type, true, execDetail(r.command))
+	ss.started, ss.handler = true, make(chan struct{})
+	return true, armed, func() { go ss.runCommand(r) }
+}
+
+// answerSubsystem decides a subsystem request (sftp only) and records it; an
+// accepted one's handler is start, and armed says the case holds at it.
+// ss.mu is held.
+func (ss *sessionState) answerSubsystem(req *gossh.Request) (ok, armed bool, start func()) {
+	s, c, tc := ss.s, ss.c, ss.tc
+	var sub struct{ Name string }
+	switch {
+	case gossh.Unmarshal(req.Payload, &sub) != nil:
+		s.emitRequest(c, tc, ss.id, req.Type, false, "malformed subsystem request")
+	case sub.Name != "sftp" || ss.started:
+		s.emitRequest(c, tc, ss.id, req.Type, false, sub.Name)
+	case !c.work.enter():
+		s.emitRequest(c, tc, ss.id, req.Type, false, sub.Name+": case ended")
+	default:
+		_, _, armed = s.emitRequest(c, tc, ss.id, req.Type, true, sub.Name)
+		ok, ss.started, ss.handler = true, true, make(chan struct{})
+		start = func() { go ss.runSFTP() }
+	}
+	return ok, armed, start
 }
 
 // execDetail is what the conversation records of an exec request's command:

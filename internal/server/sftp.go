@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pkg/sftp"
@@ -18,27 +19,31 @@ import (
 )
 
 // runSFTP serves the sftp subsystem with github.com/pkg/sftp's request
-// server. Paths are the server's own absolute paths, starting in the scratch
-// directory (the tool's home), and confined to it through an os.Root: what a
-// tool uploads is where a later exec finds it, and nothing outside the
-// scratch directory can be reached. Every request is a step of the
-// conversation.
+// server. It starts in the case's home; paths are those the case's commands
+// see, translated into the case's tree (home and /tmp) and confined to it
+// through an os.Root: what a tool uploads is where a later exec finds it,
+// and nothing outside the case's host can be reached. Every request is a
+// step of the conversation.
 func (ss *sessionState) runSFTP() {
 	s, c, tc := ss.s, ss.c, ss.tc
 	defer close(ss.handler)
 	defer c.work.leave() // entered in serve
 	defer ss.ch.Close()
-	root, err := os.OpenRoot(s.scratch)
+	top := c.host.tree
+	if top == "" {
+		top = c.host.home
+	}
+	root, err := os.OpenRoot(top)
 	if err != nil {
 		s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Conn: tc.n, Session: ss.id, Detail: "sftp: " + err.Error()})
 		return
 	}
 	defer root.Close()
-	h := &sftpFS{ss: ss, root: root, dir: s.scratch}
+	h := &sftpFS{ss: ss, root: root, host: c.host, scratch: s.scratch}
 	// The request server closes what it serves when the client is done;
 	// the channel must stay open for the exit status sshd sends.
-	rs := sftp.NewRequestServer(keepOpen{ss.ch}, sftp.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h},
-		sftp.WithStartDirectory(s.scratch))
+	rs := sftp.NewRequestServer(&keepOpen{ReadWriter: ss.ch, ended: &h.clientGone}, sftp.Handlers{FileGet: h, FilePut: h, FileCmd: h, FileList: h},
+		sftp.WithStartDirectory(c.host.home))
 	serveErr := rs.Serve()
 	// Serve closes every handle the client left open.
 	rs.Close()
@@ -50,32 +55,73 @@ func (ss *sessionState) runSFTP() {
 	s.sendExit(ss.ch, c, tc, ss.id, exitInfo{code: 0}, false)
 }
 
-// keepOpen hides the channel's Close from the request server.
-type keepOpen struct{ io.ReadWriter }
+// keepOpen hides the channel's Close from the request server, and says
+// when the client's side ended.
+type keepOpen struct {
+	io.ReadWriter
+	ended *atomic.Bool
+}
 
-func (keepOpen) Close() error { return nil }
+func (k *keepOpen) Read(b []byte) (int, error) {
+	n, err := k.ReadWriter.Read(b)
+	if err != nil {
+		k.ended.Store(true)
+	}
+	return n, err
+}
 
-// sftpFS implements pkg/sftp's handlers on the scratch directory.
+func (*keepOpen) Close() error { return nil }
+
+// sftpFS implements pkg/sftp's handlers on a case's host.
 type sftpFS struct {
-	ss   *sessionState
-	root *os.Root
-	dir  string
+	ss      *sessionState
+	root    *os.Root // the case's tree (the scratch directory, shared)
+	host    caseHost
+	scratch string
 
 	mu   sync.Mutex
 	open map[*sftpFile]bool
+	// clientGone: the client's side of the channel ended. A handle the
+	// request server closes after that is its cleanup, not a request of
+	// the tool's: the conversation does not show it.
+	clientGone atomic.Bool
 }
 
-// rel maps an SFTP path (absolute, cleaned by the library) into the root.
+// rel maps an SFTP path (absolute, cleaned by the library) into the root:
+// the home, and on a host of the case's own, /tmp, as its commands see
+// them. Anything else is refused, as an unprivileged user's writes there
+// would be.
 func (h *sftpFS) rel(p string) (string, error) {
 	p = path.Clean(p)
-	if p == h.dir {
-		return ".", nil
+	home := "."
+	if h.host.tree != "" {
+		home = "home"
 	}
-	rel, ok := strings.CutPrefix(p, h.dir+"/")
-	if !ok {
-		return "", fmt.Errorf("%s: %w (outside %s)", p, os.ErrPermission, h.dir)
+	if p == h.host.home {
+		return home, nil
 	}
-	return rel, nil
+	if rel, ok := strings.CutPrefix(p, h.host.home+"/"); ok {
+		return path.Join(home, rel), nil
+	}
+	// The scratch directory (the ledger) is the rig's, wherever it lies.
+	inScratch := p == h.scratch || strings.HasPrefix(p, h.scratch+"/")
+	if h.host.privateTmp && !inScratch {
+		if p == "/tmp" {
+			return "tmp", nil
+		}
+		if rel, ok := strings.CutPrefix(p, "/tmp/"); ok {
+			return path.Join("tmp", rel), nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w (outside this host's %s)", p, os.ErrPermission, h.where())
+}
+
+// where names what the case's SFTP can reach.
+func (h *sftpFS) where() string {
+	if h.host.privateTmp {
+		return h.host.home + " and /tmp"
+	}
+	return h.host.home
 }
 
 // step records an SFTP request with how it ended.
@@ -313,6 +359,9 @@ func (f *sftpFile) Close() error {
 	delete(f.h.open, f)
 	f.h.mu.Unlock()
 	err := f.f.Close()
+	if f.h.clientGone.Load() {
+		return err
+	}
 	ss := f.h.ss
 	detail := f.path
 	if err != nil {

@@ -62,7 +62,7 @@ func (a Agent) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer)
 		return at
 	}
 	finish := func(a Attempt, cat result.Category, retry result.Retry, msg string) {
-		report(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
+		writeReport(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
 	}
 
 	// createAgain runs the create once more and reads the record's id; when

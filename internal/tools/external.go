@@ -32,7 +32,12 @@ type External struct {
 	OutputGrace time.Duration
 }
 
-// ParseExternal parses "exec:COMMAND ARGS…" (POSIX shell quoting).
+// ParseExternal parses "exec:COMMAND ARGS…" (POSIX shell quoting). An
+// argument may hold placeholders ({host}, {port}, {user}, {identity},
+// {known_hosts}, {command}, … as tool.Placeholders lists), filled for each
+// case: each stays within its one argument, whatever its value holds, so
+// `exec:ssh -p {port} -i {identity} {user}@{host} {command}` runs OpenSSH's
+// client itself with no wrapper.
 func ParseExternal(spec string) (External, error) {
 	rest, ok := strings.CutPrefix(spec, ExternalPrefix)
 	if !ok {
@@ -51,6 +56,16 @@ func ParseExternal(spec string) (External, error) {
 	return External{Argv: argv}, nil
 }
 
+// argv is the command line for t: every placeholder filled, each argument
+// still one argument.
+func (e External) argv(t tool.Target) []string {
+	argv := make([]string, len(e.Argv))
+	for i, a := range e.Argv {
+		argv[i] = t.Fill(a)
+	}
+	return argv
+}
+
 // Name implements tool.Tool.
 func (e External) Name() string { return ExternalPrefix + strings.Join(e.Argv, " ") }
 
@@ -65,7 +80,8 @@ func (e External) RunProcess(ctx context.Context, t tool.Target, stdout, stderr 
 	if grace <= 0 {
 		grace = 500 * time.Millisecond
 	}
-	cmd := exec.CommandContext(ctx, e.Argv[0], e.Argv[1:]...)
+	argv := e.argv(t)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), t.Environ()...)
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout, cmd.Stderr = stdout, stderr

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -53,7 +53,7 @@ func honest(c Client, adjust func(a Attempt, r *result.Result, t tool.Target)) f
 		if adjust != nil {
 			adjust(a, &r, t)
 		}
-		report(stdout, stderr, t, a, r)
+		writeReport(stdout, stderr, t, a, r)
 	}
 }
 
@@ -67,7 +67,7 @@ func Mutants() []Mutant {
 		{
 			name:    "error-is-confirmed-failure",
 			defect:  "reports any error as confirmed_failure, as if the server had said the work failed",
-			catches: verdict.AssertCategory,
+			catches: report.AssertCategory,
 			run: honest(Client{}, func(a Attempt, r *result.Result, _ tool.Target) {
 				if !a.ExitReceived {
 					set(r, result.ConfirmedFailure, result.Never, "the command failed")
@@ -77,7 +77,7 @@ func Mutants() []Mutant {
 		{
 			name:    "lost-status-is-success",
 			defect:  "treats a session that ended without an exit status as success",
-			catches: verdict.AssertCategory,
+			catches: report.AssertCategory,
 			run: honest(Client{}, func(a Attempt, r *result.Result, _ tool.Target) {
 				if a.RequestSent && !a.ExitReceived {
 					set(r, result.Succeeded, result.Never, "the command finished")
@@ -87,7 +87,7 @@ func Mutants() []Mutant {
 		{
 			name:    "local-failure-until-result",
 			defect:  "reports everything short of an exit status as local_failure with a bounded retry",
-			catches: verdict.AssertCategory,
+			catches: report.AssertCategory,
 			run: honest(Client{}, func(a Attempt, r *result.Result, _ tool.Target) {
 				if !a.ExitReceived {
 					set(r, result.LocalFailure, result.Bounded, "connection failed; safe to retry")
@@ -97,7 +97,7 @@ func Mutants() []Mutant {
 		{
 			name:    "unknown-with-bounded-retry",
 			defect:  "says outcome_unknown but tells the caller to retry within a bound, without reconciling",
-			catches: verdict.AssertCategory,
+			catches: report.AssertCategory,
 			run: honest(Client{}, func(_ Attempt, r *result.Result, _ tool.Target) {
 				if r.Category == result.OutcomeUnknown {
 					r.Retry = result.Bounded
@@ -107,7 +107,7 @@ func Mutants() []Mutant {
 		{
 			name:    "blind-retry",
 			defect:  "runs the command a second time after any error, without checking what the first attempt did",
-			catches: verdict.AssertNoBlind,
+			catches: report.AssertNoBlind,
 			run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
 				c := Client{}
 				a := c.Attempt(ctx, t)
@@ -121,13 +121,13 @@ func Mutants() []Mutant {
 		{
 			name:    "no-deadlines",
 			defect:  "sets no handshake deadline and sends no keepalives, so a blackholed connection hangs it",
-			catches: verdict.AssertNoBlind,
+			catches: report.AssertNoBlind,
 			run:     honest(Client{NoDeadlines: true}, nil),
 		},
 		{
 			name:    "leaks-identity",
 			defect:  "appends the identity file's contents to the message when something goes wrong",
-			catches: verdict.AssertEvidence,
+			catches: report.AssertEvidence,
 			run: honest(Client{}, func(a Attempt, r *result.Result, t tool.Target) {
 				if a.ExitReceived && a.ExitCode == 0 {
 					return
@@ -141,7 +141,7 @@ func Mutants() []Mutant {
 		{
 			name:    "conflates-credential-and-permission",
 			defect:  "reports a rejected credential as authorization_denied and a denied command as authentication_failed",
-			catches: verdict.AssertCategory,
+			catches: report.AssertCategory,
 			run: honest(Client{}, func(_ Attempt, r *result.Result, _ tool.Target) {
 				switch r.Category {
 				case result.AuthenticationFailed:
@@ -154,7 +154,7 @@ func Mutants() []Mutant {
 		{
 			name:    "retries-rejected-credential",
 			defect:  "tries the same credential again after the server rejected it",
-			catches: verdict.AssertNoBlind,
+			catches: report.AssertNoBlind,
 			run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
 				c := Client{}
 				a := c.Attempt(ctx, t)
@@ -168,7 +168,7 @@ func Mutants() []Mutant {
 		{
 			name:    "acts-on-malformed-id",
 			defect:  "when the answer has no usable id it falls back to the request's id (response.id || request.id) and attaches a note to that record anyway",
-			catches: verdict.AssertNoBlind,
+			catches: report.AssertNoBlind,
 			run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
 				c := Client{}
 				a := c.Attempt(ctx, t)
@@ -186,13 +186,13 @@ func Mutants() []Mutant {
 		{
 			name:    "agent-recreates",
 			defect:  "an agent that, after a create whose outcome it cannot know, creates again without looking the record up",
-			catches: verdict.AssertNoBlind,
+			catches: report.AssertNoBlind,
 			run:     Agent{Recreate: true}.Run,
 		},
 		{
 			name:    "drops-correlation-id",
 			defect:  "drops the correlation id it was given and reports one of its own",
-			catches: verdict.AssertEvidence,
+			catches: report.AssertEvidence,
 			run: honest(Client{}, func(_ Attempt, r *result.Result, _ tool.Target) {
 				b := make([]byte, 6)
 				rand.Read(b)
@@ -221,7 +221,7 @@ func ConditionalMutants() []Mutant {
 	return []Mutant{{
 		name:    "short-timeout-is-local-failure",
 		defect:  fmt.Sprintf("waits only %v for a keepalive reply, shorter than a slow link's round trip, and reports its own timeout as local_failure with a bounded retry, even after the command was sent", ShortLiveness),
-		catches: verdict.AssertCategory,
+		catches: report.AssertCategory,
 		run: func(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
 			d := DeadlinesFor(t.Deadline)
 			d.Liveness = ShortLiveness
@@ -234,7 +234,7 @@ func ConditionalMutants() []Mutant {
 	}, {
 		name:    "sometimes-lost-status-is-success",
 		defect:  fmt.Sprintf("in about %d runs in 100 (drawn from the case run's seed) treats a session that ended without an exit status as success, as a race in status handling does under some schedules", int(FlakyRate*100)),
-		catches: verdict.AssertCategory,
+		catches: report.AssertCategory,
 		run: honest(Client{}, func(a Attempt, r *result.Result, t tool.Target) {
 			draw := mrand.New(mrand.NewPCG(t.Seed, 0x666c616b79)).Float64() // "flaky"
 			if a.RequestSent && !a.ExitReceived && draw < FlakyRate {
@@ -249,11 +249,32 @@ var ErrUnknownTool = errors.New("tools: unknown tool")
 
 // Names lists the built-in tools: reference first, the agent, then the mutants.
 func Names() []string {
-	names := []string{"reference", Agent{}.Name()}
-	for _, m := range append(Mutants(), ConditionalMutants()...) {
-		names = append(names, m.Name())
+	var names []string
+	for _, b := range Builtins() {
+		names = append(names, b.Name)
 	}
 	return names
+}
+
+// Builtin describes a built-in tool: its name, what it gets wrong, and the
+// assertion/rule that catches it ("" for the honest ones).
+type Builtin struct {
+	Name     string `json:"name"`
+	CaughtBy string `json:"caught_by,omitempty"`
+	Defect   string `json:"defect"`
+}
+
+// Builtins lists the built-in tools in the order they are documented: the
+// reference, the agent, then every mutant.
+func Builtins() []Builtin {
+	out := []Builtin{
+		{Name: "reference", Defect: "none: classifies honestly, with per-phase deadlines"},
+		{Name: Agent{}.Name(), Defect: "none: an agent-like tool that looks a record up before it acts again (step sequences)"},
+	}
+	for _, m := range append(Mutants(), ConditionalMutants()...) {
+		out = append(out, Builtin{Name: m.Name(), CaughtBy: m.Catches(), Defect: m.Defect()})
+	}
+	return out
 }
 
 // Lookup returns the built-in tool with that name, or the external program

@@ -399,7 +399,7 @@ func (r Reference) Run(ctx context.Context, t tool.Target, stdout, stderr io.Wri
 		answer, why := runReconcileProbe(ctx, t, start.Add(t.Deadline-t.Deadline/10), stderr)
 		msg = reconciledMessage(msg, answer, why)
 	}
-	report(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
+	writeReport(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
 }
 
 // resultFor is the result a tool reports for t: ok follows the category,
@@ -412,11 +412,11 @@ func resultFor(t tool.Target, cat result.Category, retry result.Retry, msg strin
 // reportClassified reports the honest result of a.
 func reportClassified(stdout, stderr io.Writer, t tool.Target, a Attempt) {
 	cat, retry, msg := Classify(a)
-	report(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
+	writeReport(stdout, stderr, t, a, resultFor(t, cat, retry, msg))
 }
 
-// report writes the result on stdout and what happened on stderr.
-func report(stdout, stderr io.Writer, t tool.Target, a Attempt, r result.Result) {
+// writeReport writes the result on stdout and what happened on stderr.
+func writeReport(stdout, stderr io.Writer, t tool.Target, a Attempt, r result.Result) {
 	fmt.Fprintf(stderr, "phase=%s request_sent=%t exit_received=%t", a.Phase, a.RequestSent, a.ExitReceived)
 	if a.Err != nil {
 		fmt.Fprintf(stderr, " error=%q", a.Err.Error())

@@ -1,6 +1,8 @@
 // Package verdict judges one case run: a pure function from evidence (what the
 // tool printed, what the rig established remotely, where the cut landed) to
 // findings. It performs no I/O, so every rule is tested by table and fuzzed.
+// It owns the rules; the words of its verdict (report.Verdict, report.Grade,
+// report.Violation, the assertion names) are report.json's, defined there.
 //
 // The four assertions (seed 003):
 //

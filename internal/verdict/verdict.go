@@ -9,36 +9,12 @@ import (
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
 )
 
-// Status is a case's outcome.
-type Status string
-
-const (
-	Pass         Status = "pass"
-	Fail         Status = "fail"
-	Inconclusive Status = "inconclusive" // the rig could not establish what it needed
-	Skipped      Status = "skipped"      // the case cannot apply to the tool
-)
-
-// Grade is how a reported category and retry compare with what the caller
-// could know.
-type Grade string
-
-const (
-	Exact        Grade = "exact"
-	Conservative Grade = "conservative" // safe, but claims less than could be known
-	Unsafe       Grade = "unsafe"       // claims more than could be known, or invites a blind retry
-)
-
-// Assertion names.
-const (
-	AssertCategory = "category"
-	AssertNoBlind  = "no_blind_retry"
-	AssertRemote   = "remote_state"
-	AssertEvidence = "evidence"
-)
+// The judge speaks the report's vocabulary (report.Verdict, report.Grade,
+// report.Violation and the assertion names): it is defined there, once.
 
 // Rules: what exactly an assertion found.
 const (
@@ -55,16 +31,10 @@ const (
 	RuleOperation       = "operation"
 	RuleSecret          = "secret"
 	RuleContradiction   = "contradiction"
+	// RuleAmbiguous: the tool's own report (read by a reading) stood, across
+	// the run, for honest answers that call for different next actions.
+	RuleAmbiguous = "ambiguous_report"
 )
-
-// Violation is one finding against the tool.
-type Violation struct {
-	Assertion string `json:"assertion"`
-	Rule      string `json:"rule"`
-	Detail    string `json:"detail"`
-}
-
-func (v Violation) String() string { return v.Assertion + "/" + v.Rule + ": " + v.Detail }
 
 // Delivered is the result the server delivered before the cut, for moments
 // at which the caller received one.
@@ -90,9 +60,19 @@ type Input struct {
 	Delivered *Delivered
 	// Expect, when set, replaces the moment's honest category and retry.
 	Expect *Expectation
+	// Knowledge, when set, is what the caller could know at the cut as
+	// what crossed the wire says it (engine.Evidence.VerdictInput), which
+	// can be more than the moment's name says: a client that pipelines its
+	// requests had sent the workload's before a cut "after env". Zero: the
+	// moment's (fault.KnowledgeAt).
+	Knowledge fault.Knowledge
 
 	CorrelationID string
 	Operation     string
+	// NoEcho: the result was read from the tool's own report by a reading;
+	// the tool echoes no correlation id or operation, so those checks do
+	// not apply (they are not passed either).
+	NoEcho bool
 
 	// What the tool produced. StdoutBytes is how much it printed in all,
 	// when Stdout holds only the first part. Read, when not nil, is
@@ -107,6 +87,9 @@ type Input struct {
 	Duration time.Duration
 	Budget   time.Duration // the deadline the tool was given
 	Hung     bool          // no return within Budget plus the rig's grace
+	// NoConnection: no connection of the tool's reached the server during
+	// the case. A hang then happened on a working transport.
+	NoConnection bool
 	// LeftRunning lists processes the tool's program left running (or
 	// holding its output open) after it exited; the rig killed them.
 	LeftRunning []int
@@ -161,14 +144,14 @@ type LogRecord struct {
 
 // Verdict is the judgement of one case run.
 type Verdict struct {
-	Status Status `json:"verdict"`
+	Status report.Verdict `json:"verdict"`
 	// Expected is the honest category and retry the case called for.
-	Expected   Expectation    `json:"expected"`
-	Grade      Grade          `json:"grade,omitempty"`
-	Reported   *result.Result `json:"reported"`
-	ParseError string         `json:"parse_error,omitempty"`
-	Reason     string         `json:"reason,omitempty"` // why inconclusive or skipped
-	Violations []Violation    `json:"violations"`
+	Expected   Expectation        `json:"expected"`
+	Grade      report.Grade       `json:"grade,omitempty"`
+	Reported   *result.Result     `json:"reported"`
+	ParseError string             `json:"parse_error,omitempty"`
+	Reason     string             `json:"reason,omitempty"` // why inconclusive or skipped
+	Violations []report.Violation `json:"violations"`
 	// Path is a step-sequence case's operations with what the tool knew
 	// between them, e.g. "create -> outcome_unknown -> lookup -> found -> attach_note".
 	Path string `json:"steps,omitempty"`
@@ -186,123 +169,176 @@ func (v Verdict) Caught(assertion string) bool {
 
 // Skip is the verdict for a case that cannot apply to the tool.
 func Skip(reason string) Verdict {
-	return Verdict{Status: Skipped, Reason: reason, Violations: []Violation{}}
+	return Verdict{Status: report.Skipped, Reason: reason, Violations: []report.Violation{}}
 }
 
 // Judge applies the four assertions.
 func Judge(in Input) Verdict {
-	v := Verdict{Violations: []Violation{}}
-	add := func(assertion, rule, format string, args ...any) {
-		v.Violations = append(v.Violations, Violation{assertion, rule, fmt.Sprintf(format, args...)})
-	}
+	j := &judging{in: in, v: Verdict{Violations: []report.Violation{}}}
+	j.returned()
+	j.readReport()
+	stepsDone := j.steps()
+	j.category(stepsDone)
+	j.retries()
+	j.evidence()
+	j.secrets()
+	j.decide()
+	return j.v
+}
 
-	// Assertion 2, the part that needs no result: a tool must return, and
-	// leave nothing running behind it.
-	if in.Hung {
-		add(AssertNoBlind, RuleHang, "no result within the deadline budget of %s (plus grace); a hang under a dead transport is a defect", in.Budget)
+// judging is one Judge call: its input, the verdict it builds, and the
+// result the tool reported (zero when none could be read).
+type judging struct {
+	in Input
+	v  Verdict
+	r  result.Result
+}
+
+func (j *judging) add(assertion, rule, format string, args ...any) {
+	j.v.Violations = append(j.v.Violations, report.Violation{Assertion: assertion, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+}
+
+// returned: assertion 2, the part that needs no result: a tool must
+// return, and leave nothing running behind it.
+func (j *judging) returned() {
+	in := j.in
+	switch {
+	case in.Hung && in.NoConnection && in.Moment != fault.Refuse && (!in.Moment.HasCut() || !in.Landed):
+		// Nothing died under the tool (refuse is the rig refusing it):
+		// speaking of a dead transport would send its author looking for
+		// a fault that never happened.
+		j.add(report.AssertNoBlind, RuleHang, "no result within the deadline budget of %s (plus grace): the tool made no connection within its budget and nothing was cut", in.Budget)
+	case in.Hung:
+		j.add(report.AssertNoBlind, RuleHang, "no result within the deadline budget of %s (plus grace); a hang under a dead transport is a defect", in.Budget)
 	}
 	if len(in.LeftRunning) > 0 {
-		add(AssertNoBlind, RuleLeftRunning, "the tool exited but left %d process(es) of its group running or holding its output open (pids %v); the rig killed them", len(in.LeftRunning), in.LeftRunning)
+		j.add(report.AssertNoBlind, RuleLeftRunning, "the tool exited but left %d process(es) of its group running or holding its output open (pids %v); the rig killed them", len(in.LeftRunning), in.LeftRunning)
 	}
+}
 
-	v.Expected = Expected(in)
+// readReport reads the tool's result and what an honest one would say.
+func (j *judging) readReport() {
+	in := j.in
+	j.v.Expected = Expected(in)
 	read := in.Read
 	if read == nil {
 		rd := ReadResult(in.Stdout, in.StdoutBytes)
 		read = &rd
 	}
-	var r result.Result
 	err := read.Err
 	if err != nil {
 		if !in.Hung || len(bytes.TrimSpace(in.Stdout)) > 0 {
-			v.ParseError = err.Error()
-			add(AssertCategory, RuleMalformedResult, "%v", err)
+			j.v.ParseError = err.Error()
+			j.add(report.AssertCategory, RuleMalformedResult, "%v", err)
 		}
 	} else {
-		r = *read.Result
-		v.Reported = &r
+		j.r = *read.Result
+		j.v.Reported = &j.r
 	}
+}
 
-	// Assertion 2 for step sequences: each next action must follow from
-	// what the tool knew, even if the task ends well.
+// steps: assertion 2 for step sequences: each next action must follow from
+// what the tool knew, even if the task ends well. It reports whether the
+// sequence finished its task.
+func (j *judging) steps() bool {
+	in := j.in
 	stepsDone := false
 	if in.Steps != nil {
 		var problem string
-		v.Path, stepsDone, problem = CheckSteps(in.Steps, in.FirstUnknown)
+		j.v.Path, stepsDone, problem = CheckSteps(in.Steps, in.FirstUnknown)
 		if problem != "" {
-			add(AssertNoBlind, RuleTransition, "%s", problem)
+			j.add(report.AssertNoBlind, RuleTransition, "%s", problem)
 		}
 	}
+	return stepsDone
+}
 
-	// Assertion 1. A step sequence that looked before it acted and finished
-	// its task knows it succeeded, whatever the moment of the first cut.
-	if v.Reported != nil && in.Landed && stepsDone && r.Category == result.Succeeded && r.Retry == result.Never {
-		v.Grade = Exact
-	} else if v.Reported != nil && in.Landed {
+// category: assertion 1. A step sequence that looked before it acted and
+// finished its task knows it succeeded, whatever the moment of the first
+// cut.
+func (j *judging) category(stepsDone bool) {
+	in, r := j.in, j.r
+	if j.v.Reported != nil && in.Landed && stepsDone && r.Category == result.Succeeded && r.Retry == result.Never {
+		j.v.Grade = report.Exact
+	} else if j.v.Reported != nil && in.Landed {
 		knowledge, delivered := knowledgeOf(in)
 		grade, why := GradeReport(knowledge, delivered, in.Expect, r.Category, r.Retry)
-		if grade == Unsafe && relayed(in) {
+		if grade == report.Unsafe && relayed(in) {
 			// The killed helper may have passed the status on before it
 			// died: a ControlMaster hands it to its multiplexed client as
 			// soon as it reads it. A report of exactly that status is then
 			// knowledge, not a guess (a guess fails the other exit code).
-			if g, _ := GradeReport(fault.ResultReceived, delivered, nil, r.Category, r.Retry); g == Exact {
-				grade, why = Exact, ""
+			if g, _ := GradeReport(fault.ResultReceived, delivered, nil, r.Category, r.Retry); g == report.Exact {
+				grade, why = report.Exact, ""
 			}
 		}
-		v.Grade = grade
-		if grade == Unsafe {
+		j.v.Grade = grade
+		if grade == report.Unsafe {
 			rule := RuleUnsafeCategory
 			if in.Expect != nil {
 				rule = RuleUnexpected
 			}
-			add(AssertCategory, rule, "%s", why)
+			j.add(report.AssertCategory, rule, "%s", why)
 		}
 	}
+}
 
-	// Assertion 2: one execution per correlation id unless reconciled.
+// retries: assertion 2: one execution per correlation id unless
+// reconciled, nothing built on an untrusted answer, no rejected credential
+// tried again.
+func (j *judging) retries() {
+	in := j.in
 	switch {
 	case in.Attempts > 1 && !in.ProbedBetween:
-		add(AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between that found it not started", in.Attempts, in.CorrelationID)
+		j.add(report.AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between that found it not started", in.Attempts, in.CorrelationID)
 	case in.Attempts > 1 && in.Truth != nil && in.Truth.Starts > 1:
 		// Whatever the probe said, the command ran more than once.
-		add(AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s and started %d times: the retry ran work that had already begun", in.Attempts, in.CorrelationID, in.Truth.Starts)
+		j.add(report.AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s and started %d times: the retry ran work that had already begun", in.Attempts, in.CorrelationID, in.Truth.Starts)
 	}
 
 	if in.FollowUps > 0 {
-		add(AssertNoBlind, RuleFollowUp, "after an answer that breaks the operation's contract the tool ran %d more command(s) on the server, built on a value it could not trust", in.FollowUps)
+		j.add(report.AssertNoBlind, RuleFollowUp, "after an answer that breaks the operation's contract the tool ran %d more command(s) on the server, built on a value it could not trust", in.FollowUps)
 	}
 	if in.CredentialRetries > 0 {
-		add(AssertNoBlind, RuleRetryRejected, "the tool tried the rejected credential again %d more time(s); a rejected credential needs an authorised recovery path, not a retry", in.CredentialRetries)
+		j.add(report.AssertNoBlind, RuleRetryRejected, "the tool tried the rejected credential again %d more time(s); a rejected credential needs an authorised recovery path, not a retry", in.CredentialRetries)
 	}
+}
 
-	// Assertion 4.
-	if v.Reported != nil {
+// evidence: assertion 4: the result and the log carry the case's id, and
+// the tool's report does not contradict the server's own record.
+func (j *judging) evidence() {
+	in, r := j.in, j.r
+	if j.v.Reported != nil && !in.NoEcho {
 		if r.CorrelationID != in.CorrelationID {
-			add(AssertEvidence, RuleCorrelationID, "result carries correlation_id %q, the rig gave %q", r.CorrelationID, in.CorrelationID)
+			j.add(report.AssertEvidence, RuleCorrelationID, "result carries correlation_id %q, the rig gave %q", r.CorrelationID, in.CorrelationID)
 		}
 		if in.Operation != "" && r.Operation != in.Operation {
-			add(AssertEvidence, RuleOperation, "result carries operation %q, the rig gave %q", r.Operation, in.Operation)
+			j.add(report.AssertEvidence, RuleOperation, "result carries operation %q, the rig gave %q", r.Operation, in.Operation)
 		}
 	}
 	if in.Log != nil {
 		if !in.Log.CorrelationID {
-			add(AssertEvidence, RuleLogMissing, "the event log holds no entry with correlation id %s", in.CorrelationID)
+			j.add(report.AssertEvidence, RuleLogMissing, "the event log holds no entry with correlation id %s", in.CorrelationID)
 		} else if !in.Log.Result {
-			add(AssertEvidence, RuleLogMissing, "the event log has no result event for %s: the history does not record what was observed", in.CorrelationID)
+			j.add(report.AssertEvidence, RuleLogMissing, "the event log has no result event for %s: the history does not record what was observed", in.CorrelationID)
 		}
 	}
 	// The server's own record against the tool's report: a command the
 	// server saw start cannot have failed before it was sent, nor have
 	// failed by a result that was never delivered.
-	if v.Reported != nil && in.Truth != nil && in.Truth.Agree() && in.Truth.Starts > 0 {
+	if j.v.Reported != nil && in.Truth != nil && in.Truth.Agree() && in.Truth.Starts > 0 {
 		switch {
 		case r.Category == result.LocalFailure:
-			add(AssertEvidence, RuleContradiction, "the server saw the command start; the tool says local_failure (nothing sent)")
+			j.add(report.AssertEvidence, RuleContradiction, "the server saw the command start; the tool says local_failure (nothing sent)")
 		case r.Category == result.ConfirmedFailure && in.Delivered == nil && in.RetryDelivered == nil:
-			add(AssertEvidence, RuleContradiction, "the server saw the command start and delivered no exit status; the tool says confirmed_failure")
+			j.add(report.AssertEvidence, RuleContradiction, "the server saw the command start and delivered no exit status; the tool says confirmed_failure")
 		}
 	}
+}
+
+// secrets: assertion 4: nothing secret in what the tool printed.
+func (j *judging) secrets() {
+	in := j.in
 	for _, s := range in.Secrets {
 		for _, where := range []struct {
 			name string
@@ -312,12 +348,16 @@ func Judge(in Input) Verdict {
 				continue
 			}
 			if len(s.Data) > 0 && bytes.Contains(where.b, s.Data) {
-				add(AssertEvidence, RuleSecret, "the %s appears in %s", s.Name, where.name)
+				j.add(report.AssertEvidence, RuleSecret, "the %s appears in %s", s.Name, where.name)
 			}
 		}
 	}
+}
 
-	// Assertion 3 and the rig's own limits decide between pass and inconclusive.
+// decide: assertion 3 and the rig's own limits decide between pass and
+// inconclusive.
+func (j *judging) decide() {
+	in := j.in
 	var unknown []string
 	if !in.Landed {
 		unknown = append(unknown, "the cut did not land: "+in.NotLanded)
@@ -329,18 +369,17 @@ func Judge(in Input) Verdict {
 		unknown = append(unknown, "remote state unknown: the ledger and the server disagree: "+in.Truth.Disagreement)
 	}
 	switch {
-	case len(v.Violations) > 0:
-		v.Status = Fail
+	case len(j.v.Violations) > 0:
+		j.v.Status = report.Fail
 	case len(unknown) > 0:
-		v.Status = Inconclusive
-		v.Reason = strings.Join(unknown, "; ")
+		j.v.Status = report.Inconclusive
+		j.v.Reason = strings.Join(unknown, "; ")
 	default:
-		v.Status = Pass
+		j.v.Status = report.Pass
 	}
-	if len(unknown) > 0 && v.Status == Fail {
-		v.Reason = strings.Join(unknown, "; ")
+	if len(unknown) > 0 && j.v.Status == report.Fail {
+		j.v.Reason = strings.Join(unknown, "; ")
 	}
-	return v
 }
 
 // Reading is what a tool's stdout held: its result, or why it holds none.
@@ -383,7 +422,10 @@ func Expected(in Input) Expectation {
 // result arrived, of that result: a reconciled retry's, or that of an
 // attempt made after a cut where nothing had been sent.
 func knowledgeOf(in Input) (fault.Knowledge, *Delivered) {
-	k := fault.KnowledgeAt(in.Moment, in.Cut)
+	k := in.Knowledge
+	if k == 0 {
+		k = fault.KnowledgeAt(in.Moment, in.Cut)
+	}
 	switch {
 	case in.Expect != nil:
 	case in.ProbedBetween && in.Attempts > 1 && in.RetryDelivered != nil:
@@ -417,7 +459,7 @@ func relayed(in Input) bool {
 }
 
 // GradeReport compares a reported category and retry with what the caller could know.
-func GradeReport(k fault.Knowledge, d *Delivered, expect *Expectation, cat result.Category, retry result.Retry) (Grade, string) {
+func GradeReport(k fault.Knowledge, d *Delivered, expect *Expectation, cat result.Category, retry result.Retry) (report.Grade, string) {
 	in := func(r result.Retry, set ...result.Retry) bool {
 		for _, x := range set {
 			if r == x {
@@ -430,52 +472,52 @@ func GradeReport(k fault.Knowledge, d *Delivered, expect *Expectation, cat resul
 	if expect != nil {
 		switch {
 		case cat == expect.Category && retry == expect.Retry:
-			return Exact, ""
+			return report.Exact, ""
 		case cat == expect.Category && expect.Retry == result.Never:
-			return Unsafe, fmt.Sprintf("reported %s: right category, but the only safe instruction is never", reported)
+			return report.Unsafe, fmt.Sprintf("reported %s: right category, but the only safe instruction is never", reported)
 		case cat == expect.Category:
-			return Conservative, ""
+			return report.Conservative, ""
 		}
-		return Unsafe, fmt.Sprintf("reported %s, the evidence says %s/%s", reported, expect.Category, expect.Retry)
+		return report.Unsafe, fmt.Sprintf("reported %s, the evidence says %s/%s", reported, expect.Category, expect.Retry)
 	}
 	switch k {
 	case fault.NothingSent:
 		switch {
 		case cat == result.LocalFailure && in(retry, result.Bounded, result.AfterDelay):
-			return Exact, ""
+			return report.Exact, ""
 		case cat == result.LocalFailure, cat == result.OutcomeUnknown && in(retry, result.ReconcileFirst, result.Never):
-			return Conservative, ""
+			return report.Conservative, ""
 		case cat == result.OutcomeUnknown:
-			return Unsafe, fmt.Sprintf("reported %s: an unknown outcome must not be retried without reconciling", reported)
+			return report.Unsafe, fmt.Sprintf("reported %s: an unknown outcome must not be retried without reconciling", reported)
 		}
-		return Unsafe, fmt.Sprintf("reported %s, but nothing was sent and the server answered nothing (honest: local_failure)", reported)
+		return report.Unsafe, fmt.Sprintf("reported %s, but nothing was sent and the server answered nothing (honest: local_failure)", reported)
 	case fault.RequestSent:
 		switch {
 		case cat == result.OutcomeUnknown && retry == result.ReconcileFirst:
-			return Exact, ""
+			return report.Exact, ""
 		case cat == result.OutcomeUnknown && retry == result.Never:
-			return Conservative, ""
+			return report.Conservative, ""
 		case cat == result.OutcomeUnknown:
-			return Unsafe, fmt.Sprintf("reported %s: the command may have run, so retrying before reconciling may run it twice", reported)
+			return report.Unsafe, fmt.Sprintf("reported %s: the command may have run, so retrying before reconciling may run it twice", reported)
 		}
-		return Unsafe, fmt.Sprintf("reported %s, but the request was sent and no result came back: the caller cannot know (honest: outcome_unknown/reconcile_first)", reported)
+		return report.Unsafe, fmt.Sprintf("reported %s, but the request was sent and no result came back: the caller cannot know (honest: outcome_unknown/reconcile_first)", reported)
 	}
 	honest, _ := Honest(k, d)
 	switch {
 	case cat == honest && honest == result.Succeeded && retry == result.Never:
-		return Exact, ""
+		return report.Exact, ""
 	case cat == honest && honest == result.Succeeded && retry == result.ReconcileFirst:
-		return Conservative, ""
+		return report.Conservative, ""
 	case cat == honest && honest == result.Succeeded:
-		return Unsafe, fmt.Sprintf("reported %s: retrying work that succeeded runs it twice", reported)
+		return report.Unsafe, fmt.Sprintf("reported %s: retrying work that succeeded runs it twice", reported)
 	case cat == honest && retry == result.ReconcileFirst:
-		return Conservative, ""
+		return report.Conservative, ""
 	case cat == honest:
-		return Exact, ""
+		return report.Exact, ""
 	case cat == result.OutcomeUnknown && in(retry, result.ReconcileFirst, result.Never):
-		return Conservative, ""
+		return report.Conservative, ""
 	}
-	return Unsafe, fmt.Sprintf("reported %s, but the server delivered %s (honest: %s)", reported, d.describe(), honest)
+	return report.Unsafe, fmt.Sprintf("reported %s, but the server delivered %s (honest: %s)", reported, d.describe(), honest)
 }
 
 func (d *Delivered) describe() string {

@@ -1,11 +1,14 @@
 package verdict
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/secret"
 	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
 )
 
@@ -18,41 +21,41 @@ func TestGradeReport(t *testing.T) {
 		d     *Delivered
 		cat   result.Category
 		retry result.Retry
-		want  Grade
+		want  report.Grade
 	}{
-		{fault.NothingSent, nil, result.LocalFailure, result.Bounded, Exact},
-		{fault.NothingSent, nil, result.LocalFailure, result.AfterDelay, Exact},
-		{fault.NothingSent, nil, result.LocalFailure, result.Never, Conservative},
-		{fault.NothingSent, nil, result.OutcomeUnknown, result.ReconcileFirst, Conservative},
-		{fault.NothingSent, nil, result.OutcomeUnknown, result.Bounded, Unsafe},
-		{fault.NothingSent, nil, result.ConfirmedFailure, result.Never, Unsafe},
-		{fault.NothingSent, nil, result.Succeeded, result.Never, Unsafe},
-		{fault.NothingSent, nil, result.AuthenticationFailed, result.Never, Unsafe},
-		{fault.RequestSent, nil, result.OutcomeUnknown, result.ReconcileFirst, Exact},
-		{fault.RequestSent, nil, result.OutcomeUnknown, result.Never, Conservative},
-		{fault.RequestSent, nil, result.OutcomeUnknown, result.Bounded, Unsafe},
-		{fault.RequestSent, nil, result.OutcomeUnknown, result.AfterDelay, Unsafe},
-		{fault.RequestSent, nil, result.LocalFailure, result.Bounded, Unsafe},
-		{fault.RequestSent, nil, result.ConfirmedFailure, result.Never, Unsafe},
-		{fault.RequestSent, nil, result.Succeeded, result.Never, Unsafe},
-		{fault.ResultReceived, exit0, result.Succeeded, result.Never, Exact},
-		{fault.ResultReceived, exit0, result.Succeeded, result.ReconcileFirst, Conservative},
-		{fault.ResultReceived, exit0, result.Succeeded, result.Bounded, Unsafe},
-		{fault.ResultReceived, exit0, result.ConfirmedFailure, result.Never, Unsafe},
-		{fault.ResultReceived, exit0, result.OutcomeUnknown, result.ReconcileFirst, Conservative},
-		{fault.ResultReceived, exit0, result.LocalFailure, result.Bounded, Unsafe},
-		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.Never, Exact},
-		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.Bounded, Exact},
-		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.ReconcileFirst, Conservative},
-		{fault.ResultReceived, exit3, result.Succeeded, result.Never, Unsafe},
-		{fault.ResultReceived, killed, result.ConfirmedFailure, result.Never, Exact},
-		{fault.ResultReceived, killed, result.Succeeded, result.Never, Unsafe},
+		{fault.NothingSent, nil, result.LocalFailure, result.Bounded, report.Exact},
+		{fault.NothingSent, nil, result.LocalFailure, result.AfterDelay, report.Exact},
+		{fault.NothingSent, nil, result.LocalFailure, result.Never, report.Conservative},
+		{fault.NothingSent, nil, result.OutcomeUnknown, result.ReconcileFirst, report.Conservative},
+		{fault.NothingSent, nil, result.OutcomeUnknown, result.Bounded, report.Unsafe},
+		{fault.NothingSent, nil, result.ConfirmedFailure, result.Never, report.Unsafe},
+		{fault.NothingSent, nil, result.Succeeded, result.Never, report.Unsafe},
+		{fault.NothingSent, nil, result.AuthenticationFailed, result.Never, report.Unsafe},
+		{fault.RequestSent, nil, result.OutcomeUnknown, result.ReconcileFirst, report.Exact},
+		{fault.RequestSent, nil, result.OutcomeUnknown, result.Never, report.Conservative},
+		{fault.RequestSent, nil, result.OutcomeUnknown, result.Bounded, report.Unsafe},
+		{fault.RequestSent, nil, result.OutcomeUnknown, result.AfterDelay, report.Unsafe},
+		{fault.RequestSent, nil, result.LocalFailure, result.Bounded, report.Unsafe},
+		{fault.RequestSent, nil, result.ConfirmedFailure, result.Never, report.Unsafe},
+		{fault.RequestSent, nil, result.Succeeded, result.Never, report.Unsafe},
+		{fault.ResultReceived, exit0, result.Succeeded, result.Never, report.Exact},
+		{fault.ResultReceived, exit0, result.Succeeded, result.ReconcileFirst, report.Conservative},
+		{fault.ResultReceived, exit0, result.Succeeded, result.Bounded, report.Unsafe},
+		{fault.ResultReceived, exit0, result.ConfirmedFailure, result.Never, report.Unsafe},
+		{fault.ResultReceived, exit0, result.OutcomeUnknown, result.ReconcileFirst, report.Conservative},
+		{fault.ResultReceived, exit0, result.LocalFailure, result.Bounded, report.Unsafe},
+		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.Never, report.Exact},
+		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.Bounded, report.Exact},
+		{fault.ResultReceived, exit3, result.ConfirmedFailure, result.ReconcileFirst, report.Conservative},
+		{fault.ResultReceived, exit3, result.Succeeded, result.Never, report.Unsafe},
+		{fault.ResultReceived, killed, result.ConfirmedFailure, result.Never, report.Exact},
+		{fault.ResultReceived, killed, result.Succeeded, result.Never, report.Unsafe},
 	} {
 		got, why := GradeReport(tc.k, tc.d, nil, tc.cat, tc.retry)
 		if got != tc.want {
 			t.Errorf("%s, %v: %s/%s graded %s (%s), want %s", tc.k, tc.d, tc.cat, tc.retry, got, why, tc.want)
 		}
-		if got == Unsafe && why == "" {
+		if got == report.Unsafe && why == "" {
 			t.Errorf("%s/%s: unsafe without a reason", tc.cat, tc.retry)
 		}
 	}
@@ -60,13 +63,13 @@ func TestGradeReport(t *testing.T) {
 
 func TestGradeWithExpectation(t *testing.T) {
 	want := &Expectation{Category: result.AuthenticationFailed, Retry: result.Never}
-	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthenticationFailed, result.Never); g != Exact {
+	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthenticationFailed, result.Never); g != report.Exact {
 		t.Errorf("exact expectation graded %s", g)
 	}
-	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthenticationFailed, result.Bounded); g != Unsafe {
+	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthenticationFailed, result.Bounded); g != report.Unsafe {
 		t.Errorf("retrying a rejected credential graded %s", g)
 	}
-	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthorizationDenied, result.Never); g != Unsafe {
+	if g, _ := GradeReport(fault.NothingSent, nil, want, result.AuthorizationDenied, result.Never); g != report.Unsafe {
 		t.Errorf("denied for rejected graded %s", g)
 	}
 }
@@ -91,50 +94,50 @@ func TestJudge(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mod    func(*Input)
-		status Status
+		status report.Verdict
 		rule   string
 	}{
-		{"honest", func(*Input) {}, Pass, ""},
-		{"not landed", func(in *Input) { in.Landed, in.NotLanded = false, "never reached" }, Inconclusive, ""},
-		{"truth disagrees", func(in *Input) { in.Truth = &reconcile.Truth{State: reconcile.Started, Disagreement: "x"} }, Inconclusive, ""},
-		{"no truth", func(in *Input) { in.Truth, in.TruthErr = nil, "probe failed" }, Inconclusive, ""},
-		{"unsafe", func(in *Input) { in.Stdout = resultJSON("confirmed_failure", "never", "c-1", false) }, Fail, RuleUnsafeCategory},
-		{"malformed", func(in *Input) { in.Stdout = []byte("garbage") }, Fail, RuleMalformedResult},
-		{"contradicts the server: local_failure", func(in *Input) { in.Stdout = resultJSON("local_failure", "bounded", "c-1", false) }, Fail, RuleContradiction},
-		{"contradicts the server: confirmed_failure", func(in *Input) { in.Stdout = resultJSON("confirmed_failure", "never", "c-1", false) }, Fail, RuleContradiction},
-		{"log lacks the result", func(in *Input) { in.Log = &LogRecord{CorrelationID: true} }, Fail, RuleLogMissing},
-		{"log holds it all", func(in *Input) { in.Log = &LogRecord{CorrelationID: true, Result: true} }, Pass, ""},
-		{"empty", func(in *Input) { in.Stdout = nil }, Fail, RuleMalformedResult},
-		{"hang", func(in *Input) { in.Stdout, in.Hung = nil, true }, Fail, RuleHang},
-		{"blind retry", func(in *Input) { in.Attempts = 2 }, Fail, RuleBlindRetry},
-		{"probed retry", func(in *Input) { in.Attempts, in.ProbedBetween = 2, true }, Pass, ""},
+		{"honest", func(*Input) {}, report.Pass, ""},
+		{"not landed", func(in *Input) { in.Landed, in.NotLanded = false, "never reached" }, report.Inconclusive, ""},
+		{"truth disagrees", func(in *Input) { in.Truth = &reconcile.Truth{State: reconcile.Started, Disagreement: "x"} }, report.Inconclusive, ""},
+		{"no truth", func(in *Input) { in.Truth, in.TruthErr = nil, "probe failed" }, report.Inconclusive, ""},
+		{"unsafe", func(in *Input) { in.Stdout = resultJSON("confirmed_failure", "never", "c-1", false) }, report.Fail, RuleUnsafeCategory},
+		{"malformed", func(in *Input) { in.Stdout = []byte("garbage") }, report.Fail, RuleMalformedResult},
+		{"contradicts the server: local_failure", func(in *Input) { in.Stdout = resultJSON("local_failure", "bounded", "c-1", false) }, report.Fail, RuleContradiction},
+		{"contradicts the server: confirmed_failure", func(in *Input) { in.Stdout = resultJSON("confirmed_failure", "never", "c-1", false) }, report.Fail, RuleContradiction},
+		{"log lacks the result", func(in *Input) { in.Log = &LogRecord{CorrelationID: true} }, report.Fail, RuleLogMissing},
+		{"log holds it all", func(in *Input) { in.Log = &LogRecord{CorrelationID: true, Result: true} }, report.Pass, ""},
+		{"empty", func(in *Input) { in.Stdout = nil }, report.Fail, RuleMalformedResult},
+		{"hang", func(in *Input) { in.Stdout, in.Hung = nil, true }, report.Fail, RuleHang},
+		{"blind retry", func(in *Input) { in.Attempts = 2 }, report.Fail, RuleBlindRetry},
+		{"probed retry", func(in *Input) { in.Attempts, in.ProbedBetween = 2, true }, report.Pass, ""},
 		{"reconciled retry reports its exit status", func(in *Input) {
 			in.Attempts, in.ProbedBetween, in.RetryDelivered = 2, true, &Delivered{ExitCode: 0}
 			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
-		}, Pass, ""},
+		}, report.Pass, ""},
 		{"reconciled retry misreports its exit status", func(in *Input) {
 			in.Attempts, in.ProbedBetween, in.RetryDelivered = 2, true, &Delivered{ExitCode: 3}
 			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
-		}, Fail, RuleUnsafeCategory},
+		}, report.Fail, RuleUnsafeCategory},
 		{"probed retry that ran the command twice", func(in *Input) {
 			in.Attempts, in.ProbedBetween = 2, true
 			in.Truth = &reconcile.Truth{State: reconcile.Completed, Starts: 2, Completes: 2, ExitCode: new(0)}
-		}, Fail, RuleBlindRetry},
+		}, report.Fail, RuleBlindRetry},
 		{"success without a delivered retry", func(in *Input) {
 			in.Attempts, in.ProbedBetween = 2, true
 			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
-		}, Fail, RuleUnsafeCategory},
-		{"wrong id", func(in *Input) { in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-2", false) }, Fail, RuleCorrelationID},
+		}, report.Fail, RuleUnsafeCategory},
+		{"wrong id", func(in *Input) { in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-2", false) }, report.Fail, RuleCorrelationID},
 		{"secret in stderr", func(in *Input) {
 			in.Stderr = []byte("key=SECRET")
 			in.Secrets = []secret.Secret{{Name: "private key", Data: []byte("SECRET")}}
-		}, Fail, RuleSecret},
+		}, report.Fail, RuleSecret},
 		{"secret even when not landed", func(in *Input) {
 			in.Landed = false
 			in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-1", false)
 			in.Stderr = []byte("SECRET")
 			in.Secrets = []secret.Secret{{Name: "private key", Data: []byte("SECRET")}}
-		}, Fail, RuleSecret},
+		}, report.Fail, RuleSecret},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := base
@@ -152,7 +155,7 @@ func TestJudge(t *testing.T) {
 					t.Fatalf("violations %v lack rule %s", v.Violations, tc.rule)
 				}
 			}
-			if v.Status == Inconclusive && v.Reason == "" {
+			if v.Status == report.Inconclusive && v.Reason == "" {
 				t.Fatal("inconclusive without a reason")
 			}
 		})
@@ -177,10 +180,10 @@ func FuzzJudge(f *testing.F) {
 			in.Delivered = &Delivered{}
 		}
 		v := Judge(in)
-		if v.Status == Pass && (!landed || !truthOK || v.Reported == nil || len(v.Violations) > 0 || hung) {
+		if v.Status == report.Pass && (!landed || !truthOK || v.Reported == nil || len(v.Violations) > 0 || hung) {
 			t.Fatalf("pass with landed=%v truth=%v reported=%v violations=%v hung=%v", landed, truthOK, v.Reported, v.Violations, hung)
 		}
-		if (v.Status == Fail) != (len(v.Violations) > 0) {
+		if (v.Status == report.Fail) != (len(v.Violations) > 0) {
 			t.Fatalf("status %s with %d violations", v.Status, len(v.Violations))
 		}
 	})
@@ -197,6 +200,41 @@ func TestContradictionWords(t *testing.T) {
 	t.Fatalf("violations %v lack the contradiction in words", v.Violations)
 }
 
+// TestHangWords: a hang where the tool never connected and nothing was cut
+// says so; one under a landed cut speaks of the dead transport.
+func TestHangWords(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want string
+	}{
+		{"no connection, no cut", Input{Moment: fault.None, Landed: true, Hung: true, NoConnection: true},
+			"the tool made no connection within its budget and nothing was cut"},
+		{"no connection, the cut never landed", Input{Moment: fault.Started, Landed: false, NotLanded: "never reached", Hung: true, NoConnection: true},
+			"the tool made no connection within its budget and nothing was cut"},
+		{"connected, no cut", Input{Moment: fault.None, Landed: true, Hung: true},
+			"a hang under a dead transport is a defect"},
+		{"no connection, refused", Input{Moment: fault.Refuse, Landed: true, Hung: true, NoConnection: true},
+			"a hang under a dead transport is a defect"},
+		{"blackhole", Input{Moment: fault.Started, Cut: fault.Blackhole, Landed: true, Hung: true},
+			"a hang under a dead transport is a defect"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Budget, tc.in.CorrelationID, tc.in.Operation = 5*time.Second, "c-1", "op"
+			v := Judge(tc.in)
+			for _, x := range v.Violations {
+				if x.Rule == RuleHang {
+					if !strings.Contains(x.Detail, tc.want) {
+						t.Fatalf("hang detail %q lacks %q", x.Detail, tc.want)
+					}
+					return
+				}
+			}
+			t.Fatalf("no hang among %v", v.Violations)
+		})
+	}
+}
+
 // TestRelayedByHelper: a kill-helper cut at exit-status killed a helper that
 // had the status; a ControlMaster passes it to its multiplexed client first.
 // Reporting exactly that status passes; another one, or a guess, does not.
@@ -206,15 +244,15 @@ func TestRelayedByHelper(t *testing.T) {
 		code      int
 		cat       string
 		ok        bool
-		status    Status
+		status    report.Verdict
 		rule      string
 		delivered bool
 	}{
-		{"the status, relayed", 3, "confirmed_failure", false, Pass, "", true},
-		{"success, relayed", 0, "succeeded", true, Pass, "", true},
-		{"unknown, not relayed", 3, "outcome_unknown", false, Pass, "", true},
-		{"a guess of success", 3, "succeeded", true, Fail, RuleUnsafeCategory, true},
-		{"nothing delivered", 3, "confirmed_failure", false, Fail, RuleUnsafeCategory, false},
+		{"the status, relayed", 3, "confirmed_failure", false, report.Pass, "", true},
+		{"success, relayed", 0, "succeeded", true, report.Pass, "", true},
+		{"unknown, not relayed", 3, "outcome_unknown", false, report.Pass, "", true},
+		{"a guess of success", 3, "succeeded", true, report.Fail, RuleUnsafeCategory, true},
+		{"nothing delivered", 3, "confirmed_failure", false, report.Fail, RuleUnsafeCategory, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			retry := "never"

@@ -1,13 +1,14 @@
-// Package score scores a reconciliation probe against the truth: for an
-// operation, it produces every remote state for real on a target (never
-// started, started and killed, still running, completed with 0, completed
-// with non-zero, executed twice), checks with the engine's own truth that each
-// state is what it meant to produce, runs the probe and grades its answer.
-// The grading and the confusion matrix are in package reconcile; this package
-// drives the engine, and so cannot live in reconcile (the engine imports it).
+// Package score holds what scoring a reconciliation probe against the truth
+// is made of: the operations whose remote states are produced (their
+// command variants, set-up and teardown), the options of a scoring run
+// (Options, with the defaults a run uses), and its report (Report, Row,
+// Finding, ProbeRun, Attempt: report.json, its text and summary line). The
+// grading and the confusion matrix are in package reconcile.
 //
-// It does not start a target of its own: Run scores on a started one, and
-// rig.Reconcile (what `sshrig reconcile` calls) opens it on the same run
-// session as a run of cases, so both run directories have the same event
-// log, redaction and head.
+// It does not run anything. The runner, which produces each state on a
+// started target with the engine, runs the probe and grades it, lives in
+// internal/scorerun (it drives the engine, which no public package exposes);
+// rig.Reconcile (what `sshrig reconcile` calls) opens the target on the same
+// run session as a run of cases, so both run directories have the same event
+// log, redaction and head, and runs it there.
 package score

@@ -144,9 +144,14 @@ var operations = []Operation{
 const (
 	stopService = "if [ -s service.pid ]; then kill \"$(cut -d' ' -f1 service.pid)\" 2>/dev/null; fi\n"
 	// startService starts an instance and records it. $! is the pid of the
-	// background sleep itself, so the recorded pid is the service.
+	// background sleep itself, so the recorded pid is the service. Its
+	// seconds come from the clock the start marker's came from, the
+	// shell's EPOCHSECONDS, where the shell has one: date(1) reads
+	// another clock (time(2), the kernel's coarse one), and across a
+	// second boundary the two put a later event a second earlier, which
+	// would make a restarted service look older than its restart.
 	startService = "sleep 3600 </dev/null >/dev/null 2>&1 &\n" +
-		"echo \"$! $(date +%s)\" >service.pid.new && mv service.pid.new service.pid\n"
+		"echo \"$! ${EPOCHSECONDS:-$(date +%s)}\" >service.pid.new && mv service.pid.new service.pid\n"
 	restart = "kill \"$old\" || exit 1\n" +
 		startService +
 		"new=$(cut -d' ' -f1 service.pid)\n"

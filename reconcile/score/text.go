@@ -9,22 +9,8 @@ import (
 	"github.com/sshrig/sshrig/reconcile"
 )
 
-// brief is a row in a few words, for progress lines.
-func (row Row) brief() string {
-	switch {
-	case row.Mark == reconcile.Inconclusive:
-		return "inconclusive: " + row.NotProduced
-	case row.Answer == nil:
-		return fmt.Sprintf("%-9s %s", row.Mark, findingsText(row.Findings))
-	}
-	s := fmt.Sprintf("%-9s probe said %s", row.Mark, row.Answer.State)
-	if len(row.Findings) > 0 {
-		s += "; " + findingsText(row.Findings)
-	}
-	return s
-}
-
-func findingsText(fs []Finding) string {
+// FindingsText is findings in one line, as the report's text says them.
+func FindingsText(fs []Finding) string {
 	var parts []string
 	for _, f := range fs {
 		parts = append(parts, f.Kind+": "+f.Detail)
@@ -61,7 +47,7 @@ func (rep *Report) WriteText(w io.Writer) {
 		case row.Mark == reconcile.Inconclusive:
 			evidence = row.NotProduced
 		case len(row.Findings) > 0:
-			evidence = findingsText(row.Findings)
+			evidence = FindingsText(row.Findings)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.State, truth, row.Expected, answer, row.Mark, oneLine(evidence, 90))
 	}

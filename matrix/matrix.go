@@ -1,0 +1,296 @@
+package matrix
+
+import (
+	_ "embed"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sshrig/sshrig/fault"
+	"github.com/sshrig/sshrig/internal/operations"
+	"github.com/sshrig/sshrig/result"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// Case is one row of the matrix.
+type Case struct {
+	ID          string // stable, e.g. "started.reset.survive"
+	Alias       string // e.g. "C05"; may be empty
+	Moment      fault.Moment
+	Cut         fault.Cut // moot for none and refuse; fault.Stall holds the answer instead (C05)
+	Disposition fault.Disposition
+	// ExitCode is what the workload exits with.
+	ExitCode int
+	// Operation names what the tool attempts; tools echo it.
+	Operation string
+	// Command is the workload before marker wrapping; empty means the
+	// default workload, which prints two lines and exits with ExitCode.
+	Command string
+	// OutputBytes is N for the output moment; default fault.DefaultOutputBytes.
+	OutputBytes int64
+	Notes       string
+
+	// Credential: the case gets a credential the server accepts at set-up
+	// and rejects at the call (C02).
+	Credential fault.Credential
+	// Refusal: the server refuses the work (C03 deny-exec, C07 reject-session).
+	Refusal fault.Refusal
+	// Fixture names an answer of operation create_record that breaks its
+	// contract (C04), such as "id-null" (docs/matrix.md lists them).
+	Fixture string
+	// Scenario, when set, makes the case a step sequence for agent-like
+	// tools (ScenarioRecordNote).
+	Scenario string
+	// ReconcileProbe is the operation's reconcile probe: a shell command
+	// run on the target that prints one answer about the correlation id
+	// (docs/reconcile.md). Tools get it as Target.Reconcile.
+	ReconcileProbe string
+	// Host replaces the host the tool dials (C01: UnresolvableHost).
+	Host string
+	// Budget overrides the run's deadline for this case.
+	Budget time.Duration
+	// Expect overrides the honest category and retry.
+	Expect *Expected
+	// Line is where the case is defined in its matrix file.
+	Line int
+	// Draw, set for a repeated run's case runs, is what was drawn for
+	// this one (rig/repeat.go).
+	Draw *Draw
+	// Link puts slow-link faults on the case's cutter (matrix/link.go).
+	Link *Link
+	// AnswerDelay delays the server's answer to each channel request of
+	// the case (matrix/answerdelay.go).
+	AnswerDelay *AnswerDelay
+	// Step, for a step case (moments prep-step and cleanup-step), is the
+	// request of the tool's conversation where the cut lands. Step cases
+	// are made from the conversation a preflight learned (StepCases); no
+	// matrix file names them.
+	Step *fault.Step
+}
+
+// Expectation is the category and retry this case's evidence calls for when
+// it is not a transport cut's: an explicit expect, or what the scenario
+// implies (a rejected credential, a refusal, a broken contract).
+func (c Case) Expectation() *Expected {
+	switch {
+	case c.Expect != nil:
+		e := *c.Expect
+		return &e
+	case c.Credential != 0:
+		return &Expected{Category: result.AuthenticationFailed, Retry: result.Never}
+	case c.Refusal == fault.DenyExec:
+		return &Expected{Category: result.AuthorizationDenied, Retry: result.Never}
+	case c.Refusal == fault.RejectSession:
+		return &Expected{Category: result.RateLimited, Retry: result.AfterDelay}
+	case c.Fixture != "":
+		return &Expected{Category: result.MalformedResponse, Retry: result.Never}
+	}
+	return nil
+}
+
+// CutName is the case's cut as reports and listings name it; "" where
+// nothing is cut (none, refuse).
+func (c Case) CutName() string {
+	if !c.Moment.HasCut() {
+		return ""
+	}
+	return c.Cut.String()
+}
+
+// ScenarioRecordNote is the step sequence of seed 003: create a record, read
+// it back, attach a note. The tool gets the create as its command, and a
+// lookup (a probe) and the note (a mutation, with {id}) as Target.Lookup and
+// Target.FollowUp.
+const ScenarioRecordNote = "record-note"
+
+// DefaultOperation is the operation name of the default workload.
+const DefaultOperation = "run_workload"
+
+// Workload is the command the case runs for correlation id, before marker
+// wrapping.
+func (c Case) Workload(id string) string {
+	switch {
+	case c.Command != "":
+		return c.Command
+	case c.Scenario != "":
+		return operations.CreateAndStore(id)
+	case c.Fixture != "":
+		return operations.Command(operations.Fixture(c.Fixture).Body(id))
+	case c.Operation == operations.CreateRecord:
+		return operations.Command(operations.Answer(id))
+	}
+	w := "printf 'sshrig workload: step one\\n'; printf 'sshrig workload: step two\\n'"
+	if c.ExitCode != 0 {
+		w += fmt.Sprintf("; exit %d", c.ExitCode)
+	}
+	return w
+}
+
+//go:embed default.yaml
+var defaultMatrixYAML []byte
+
+// DefaultMatrixFile is the default matrix's name in error messages.
+const DefaultMatrixFile = "default.yaml (embedded)"
+
+// DefaultMatrix is the embedded default matrix (matrix/default.yaml):
+// every moment x {reset, close, blackhole, kill-helper} x the dispositions
+// that matter there, with exit codes 0 and non-zero where the caller receives
+// a result, then seed 003's rows C01-C07. Kill-helper cases apply only to
+// tools that run as separate programs.
+func DefaultMatrix() []Case {
+	cases, err := LoadMatrix(DefaultMatrixFile, defaultMatrixYAML)
+	if err != nil {
+		panic("rig: the embedded default matrix does not load: " + err.Error())
+	}
+	return cases
+}
+
+// DefaultMatrixYAML is the embedded default matrix file, as written.
+func DefaultMatrixYAML() []byte { return append([]byte(nil), defaultMatrixYAML...) }
+
+// transportMatrix is every moment x cut x the dispositions that matter there:
+// the rows the default matrix file must contain (checked by a test).
+func transportMatrix() []Case {
+	var cases []Case
+	add := func(c Case) {
+		if c.Operation == "" {
+			c.Operation = DefaultOperation
+		}
+		cases = append(cases, c)
+	}
+	for _, m := range fault.Moments() {
+		switch {
+		case m.IsStep():
+			continue // step cases come from the tool's conversation (matrix/stepcases.go)
+		case m == fault.Refuse:
+			add(Case{ID: m.String(), Moment: m, Cut: fault.Reset, Disposition: fault.Survive,
+				Notes: "nothing accepts the TCP connection"})
+			continue
+		case m == fault.None:
+			for _, code := range []int{0, 3} {
+				add(Case{ID: fmt.Sprintf("none.exit%d", code), Moment: m, Cut: fault.Reset, Disposition: fault.Survive, ExitCode: code,
+					Notes: "baseline: no cut"})
+			}
+			continue
+		}
+		for _, cut := range fault.ConnectionCuts() {
+			if m.Knowledge() == fault.ResultReceived {
+				for _, code := range []int{0, 3} {
+					add(Case{ID: fmt.Sprintf("%s.%s.exit%d", m, cut, code), Moment: m, Cut: cut, Disposition: fault.Survive, ExitCode: code})
+				}
+				continue
+			}
+			for _, d := range fault.Dispositions() {
+				if d.MattersAt(m) {
+					add(Case{ID: fmt.Sprintf("%s.%s.%s", m, cut, d), Moment: m, Cut: cut, Disposition: d})
+				}
+			}
+		}
+	}
+	return cases
+}
+
+// Select returns the cases whose id or alias matches any of the globs (path.Match
+// syntax), in matrix order. No globs selects everything. A glob that matches
+// nothing is an error: a typo must not silently shrink a run.
+func Select(cases []Case, globs []string) ([]Case, error) {
+	if len(globs) == 0 {
+		return cases, nil
+	}
+	picked := make([]bool, len(cases))
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, fmt.Errorf("bad --cases pattern %q: %v", g, err)
+		}
+		hit := false
+		for i, c := range cases {
+			if match(g, c.ID) || (c.Alias != "" && match(g, c.Alias)) {
+				picked[i], hit = true, true
+			}
+		}
+		if !hit {
+			return nil, fmt.Errorf("--cases %q matches no case (see 'sshrig cases')", g)
+		}
+	}
+	var out []Case
+	for i, c := range cases {
+		if picked[i] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func match(glob, s string) bool {
+	ok, _ := path.Match(glob, s)
+	return ok
+}
+
+// SplitGlobs splits a comma-separated --cases value.
+func SplitGlobs(s string) []string {
+	var out []string
+	for _, g := range strings.Split(s, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Applies reports whether case c can run against t, and if not, why.
+func Applies(c Case, t tool.Tool) (bool, string) {
+	if c.Cut == fault.KillHelper && c.Moment.HasCut() {
+		if _, ok := t.(tool.Process); !ok {
+			why := " runs inside the rig's own process"
+			if _, ok := t.(tool.Answerer); ok {
+				// An MCP server killed mid-call is a defect of its own (mcp_server_died), not a lost helper.
+				why = " speaks a protocol of its own (MCP), and the rig does not kill its server as a helper"
+			}
+			return false, "kill-helper kills the local process that owns the tool's socket (e.g. the ssh child of a wrapper); " + t.Name() + why
+		}
+	}
+	return true, ""
+}
+
+// MutantCases names a small set of default-matrix cases that together expose
+// the defect of every built-in mutant: a cut while the command runs, under a
+// reset and a blackhole; a cut at exec with hangup; a cut before the exec
+// request; the baselines; a rejected credential, a denied command, a broken
+// answer and a step sequence. Tests of every target use it to keep mutant
+// runs short.
+func MutantCases() []string {
+	return []string{"started.reset.survive", "started.blackhole.survive", "exec.reset.hangup", "channel.reset.survive",
+		"none.exit0", "none.exit3", "c02.revoked-key", "c03.denied-exec", "c04.id-null", "steps.record-note.finished"}
+}
+
+// Expected is the honest category and retry for the case.
+type Expected struct {
+	Category result.Category `json:"category"`
+	Retry    result.Retry    `json:"retry"`
+}
+
+// Draw is what was drawn for one case run, recorded in its report so the
+// case run can be replayed (sshrig replay).
+type Draw struct {
+	// Round is the case's repetition, from 1.
+	Round int `json:"round"`
+	// Seed is the case run's own seed: the tool and the perturbation draw
+	// from it, so a replay with the same seed draws the same.
+	Seed uint64 `json:"seed,string"`
+	// Link is the case run's slow-link faults, with their seed.
+	Link *Link `json:"link,omitempty"`
+	// AnswerDelayMS is how long the server waited before answering each
+	// of the case run's channel requests, in milliseconds.
+	AnswerDelayMS float64 `json:"answer_delay_ms,omitempty"`
+}
+
+// RunName names a case run: the case id, and its round when repeated
+// ("started.reset.survive#7"). sshrig replay takes it.
+func (c Case) RunName() string {
+	if c.Draw == nil {
+		return c.ID
+	}
+	return c.ID + "#" + strconv.Itoa(c.Draw.Round)
+}

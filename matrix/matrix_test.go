@@ -1,0 +1,111 @@
+package matrix
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sshrig/sshrig/fault"
+)
+
+func TestDefaultMatrix(t *testing.T) {
+	cases := DefaultMatrix()
+	seen := map[string]bool{}
+	moments := map[fault.Moment]bool{}
+	for _, c := range cases {
+		if seen[c.ID] {
+			t.Errorf("duplicate id %s", c.ID)
+		}
+		seen[c.ID] = true
+		moments[c.Moment] = true
+		if c.Operation == "" {
+			t.Errorf("%s: no operation", c.ID)
+		}
+	}
+	for _, m := range fault.Moments() {
+		if !moments[m] && !m.IsStep() {
+			t.Errorf("no case at moment %s", m)
+		}
+	}
+	for _, id := range []string{"started.reset.survive", "exec.close.hangup", "output.blackhole.survive", "exit-status.reset.exit3", "none.exit0", "refuse"} {
+		if !seen[id] {
+			t.Errorf("stable id %s missing", id)
+		}
+	}
+	if len(cases) != 81 {
+		t.Errorf("%d cases, want 81 (update docs and this test together)", len(cases))
+	}
+	// The file holds every transport row the generator knows.
+	byID := map[string]Case{}
+	for _, c := range cases {
+		byID[c.ID] = c
+	}
+	for _, want := range transportMatrix() {
+		got, ok := byID[want.ID]
+		if !ok {
+			t.Errorf("default.yaml lacks %s", want.ID)
+			continue
+		}
+		if got.Moment != want.Moment || got.Disposition != want.Disposition || got.ExitCode != want.ExitCode ||
+			(want.Moment != fault.None && want.Moment != fault.Refuse && got.Cut != want.Cut) {
+			t.Errorf("%s: file says %+v, want %+v", want.ID, got, want)
+		}
+	}
+	aliases := map[string]int{}
+	for _, c := range cases {
+		if c.Alias != "" {
+			aliases[c.Alias]++
+		}
+	}
+	for _, a := range []string{"C01", "C02", "C03", "C04", "C05", "C06", "C07"} {
+		if aliases[a] == 0 {
+			t.Errorf("no case with alias %s", a)
+		}
+	}
+}
+
+// FuzzLoadMatrix: the loader never panics, and whatever it accepts is valid.
+func FuzzLoadMatrix(f *testing.F) {
+	f.Add(DefaultMatrixYAML())
+	f.Add([]byte("cases:\n  - {id: a, moment: started, cut: reset}\n"))
+	f.Add([]byte("cases:\n  - id: a\n    moment: none\n    expect: {category: x}\n"))
+	f.Add([]byte("cases: [\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		cases, err := LoadMatrix("fuzz.yaml", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.yaml:") {
+				t.Fatalf("error without its file: %v", err)
+			}
+			return
+		}
+		if len(cases) == 0 {
+			t.Fatal("loaded no cases without an error")
+		}
+		for _, c := range cases {
+			if c.ID == "" || c.Moment == 0 || c.Disposition == 0 || c.Operation == "" {
+				t.Fatalf("loaded an incomplete case %+v", c)
+			}
+		}
+	})
+}
+
+func TestSelect(t *testing.T) {
+	cases := DefaultMatrix()
+	for _, tc := range []struct {
+		globs []string
+		want  int
+		err   bool
+	}{
+		{nil, len(cases), false},
+		{[]string{"started.*"}, 12, false},
+		{[]string{"started.reset.*", "exec.reset.*"}, 6, false},
+		{[]string{"C0*"}, 16, false},
+		{[]string{"C04"}, 8, false},
+		{[]string{"nothing.here"}, 0, true},
+		{[]string{"[bad"}, 0, true},
+	} {
+		got, err := Select(cases, tc.globs)
+		if (err != nil) != tc.err || len(got) != tc.want {
+			t.Errorf("Select(%v) = %d cases, err %v; want %d, err %v", tc.globs, len(got), err, tc.want, tc.err)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package matrix
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/sshrig/sshrig/fault"
+)
+
+// Step cases: what a conversation yields.
+const (
+	// MaxSteps caps the steps a conversation yields step cases for (each
+	// step gives StepCuts' cases): a tool that sends a hundred requests
+	// before its workload would otherwise turn one run into hundreds of
+	// cases. The preflight says how many steps the cap left out.
+	MaxSteps = 16
+	// StepUploadBytes is where an upload's step case cuts it: after this
+	// many bytes of the file arrived. The wrapped workload alone is far
+	// longer, so the file is always left partial.
+	StepUploadBytes = 64
+	// StepCasePrefix starts every step case's id: --cases 'step.*' selects them.
+	StepCasePrefix = "step."
+)
+
+// StepCuts are the cuts every step gets: the transport dies (RST), or goes
+// silent while the sockets stay open.
+func StepCuts() []fault.Cut { return []fault.Cut{fault.Reset, fault.Blackhole} }
+
+// StepSelection says which step cases a run adds once the preflight learned
+// the tool's conversation.
+type StepSelection struct {
+	// Globs select step cases by id (path.Match syntax); none selects none.
+	Globs []string
+	// Required are globs that matched no matrix case: each must match a
+	// step case, or the run stops after the preflight (a typo must not
+	// silently shrink a run).
+	Required []string
+}
+
+// StepCases makes the step cases of a conversation a preflight learned: for
+// every request before the workload's (prep-step) and after its exit status
+// was sent (cleanup-step), a cut after the server received it and before it
+// answered, under each of StepCuts; and for an upload (SFTP writes, or
+// scp -t) before the workload, a cut after StepUploadBytes of the file.
+// Requests the moments already cut are left out: connection arrivals (the
+// accept moment), the case's first session channel (channel), the workload's
+// own request (exec), anything while the workload runs, and incidental
+// requests (fault.Incidental). A run of requests of one name (the writes
+// of an upload) yields one step, its first. capped counts the steps left out
+// beyond MaxSteps.
+func StepCases(conv []fault.Request) (cases []Case, capped int) {
+	steps := 0
+	firstSession := true
+	upload := false
+	prev := ""
+	pos := 0 // the request's place in the conversation's shape: stable across runs
+	for _, r := range conv {
+		if fault.Incidental(r.Name) {
+			continue
+		}
+		same := r.Name == prev
+		prev = r.Name
+		if !same {
+			pos++
+		}
+		if r.Name == "session" && firstSession {
+			firstSession = false
+			continue
+		}
+		if r.Place == fault.BeforeWorkload && (r.Name == "sftp-write" || r.Detail == "scp -t") {
+			upload = true
+		}
+		if same || r.Name == "connection" {
+			continue
+		}
+		var m fault.Moment
+		switch r.Place {
+		case fault.BeforeWorkload:
+			m = fault.PrepStep
+		case fault.AfterWorkload:
+			m = fault.CleanupStep
+		default:
+			continue
+		}
+		if steps == MaxSteps {
+			capped++
+			continue
+		}
+		steps++
+		st := fault.Step{Request: r.Name, Occurrence: r.Occurrence}
+		name := fmt.Sprintf("%02d-%s", pos, idSafe(r.Name))
+		cases = append(cases, stepCasesAt(name, m, st, fmt.Sprintf("%s: received %s, not yet answered", m, r))...)
+	}
+	if upload {
+		st := fault.Step{Request: "upload", UploadBytes: StepUploadBytes}
+		cases = append(cases, stepCasesAt(fmt.Sprintf("upload-%dB", StepUploadBytes), fault.PrepStep, st,
+			fmt.Sprintf("the upload of the workload cut after %d bytes of the file arrived", StepUploadBytes))...)
+	}
+	return cases, capped
+}
+
+func stepCasesAt(name string, m fault.Moment, st fault.Step, notes string) []Case {
+	var out []Case
+	for _, cut := range StepCuts() {
+		s := st
+		out = append(out, Case{ID: StepCasePrefix + name + "." + cut.String(), Moment: m, Cut: cut,
+			Disposition: fault.Survive, Operation: DefaultOperation, Step: &s, Notes: notes})
+	}
+	return out
+}
+
+// idSafe maps a request's name into a case id's alphabet.
+func idSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune(stepNameChars, r) {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+// SelectSteps keeps the step cases sel selects, in order, and checks that
+// each required glob matched one.
+func SelectSteps(cases []Case, sel StepSelection) ([]Case, error) {
+	var out []Case
+	for _, c := range cases {
+		for _, g := range sel.Globs {
+			if match(g, c.ID) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	for _, g := range sel.Required {
+		hit := false
+		for _, c := range cases {
+			hit = hit || match(g, c.ID)
+		}
+		if !hit {
+			if len(cases) == 0 {
+				return nil, &SelectionError{fmt.Sprintf("--cases %q matches no case: the tool's conversation has no step besides its workload's request, so it has no step cases (see 'sshrig cases')", g)}
+			}
+			return nil, &SelectionError{fmt.Sprintf("--cases %q matches no case nor any of the tool's %d step cases (see 'sshrig cases' and the preflight's conversation in report.json)", g, len(cases))}
+		}
+	}
+	return out, nil
+}
+
+// SelectionError is a --cases glob that matched nothing, found once the
+// step cases were known.
+type SelectionError struct{ msg string }
+
+func (e *SelectionError) Error() string { return e.msg }
+
+// SplitSelection splits --cases globs between the matrix and the step cases
+// a run makes after its preflight: every glob selects among both; a glob
+// that matches no matrix case must match a step case. No globs selects
+// every case of both.
+func SplitSelection(matrix []Case, globs []string) (cases []Case, steps StepSelection, err error) {
+	if len(globs) == 0 {
+		return matrix, StepSelection{Globs: []string{"*"}}, nil
+	}
+	var forMatrix []string
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return nil, StepSelection{}, fmt.Errorf("bad --cases pattern %q: %v", g, err)
+		}
+		if _, err := Select(matrix, []string{g}); err == nil {
+			forMatrix = append(forMatrix, g)
+		} else {
+			steps.Required = append(steps.Required, g)
+		}
+	}
+	steps.Globs = globs
+	if len(forMatrix) > 0 {
+		cases, err = Select(matrix, forMatrix)
+	}
+	return cases, steps, err
+}

@@ -1,0 +1,32 @@
+package htmlreport
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sshrig/sshrig/report"
+)
+
+// A case run whose decision the run amended (an ambiguous report, a
+// confirmation alone) logs two verdict events; its timeline draws only the
+// last, the one report.json carries.
+func TestTimelineDrawsTheFinalVerdict(t *testing.T) {
+	t0 := time.Unix(1, 0)
+	evs := []event{
+		{Time: t0, Source: "rig", Event: "verdict", Data: map[string]any{"verdict": "pass"}},
+		{Time: t0.Add(time.Millisecond), Source: "rig", Event: "verdict", Data: map[string]any{"verdict": "fail",
+			"violations": []any{map[string]any{"assertion": "category", "rule": "ambiguous_report", "detail": "…"}}}},
+	}
+	labels := &labelTab{idx: map[string]int{}}
+	tl := drawCase(report.CaseReport{Verdict: report.Fail}, evs, labels)
+	var drawn []string
+	for _, p := range tl.Points {
+		if l := labels.list[p[2]]; strings.HasPrefix(l, "verdict: ") {
+			drawn = append(drawn, l)
+		}
+	}
+	if len(drawn) != 1 || drawn[0] != "verdict: fail (category/ambiguous_report)" {
+		t.Errorf("verdict labels drawn: %q, want only the final decision", drawn)
+	}
+}

@@ -1,0 +1,155 @@
+package rig
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/report"
+	"github.com/sshrig/sshrig/result"
+)
+
+// A verdict that rests on timing (a hang, a tool that gave up before the
+// case's moment) says something about the tool only if the tool had its
+// share of the machine. One found while the machine was busy (other cases
+// in flight, or more runnable work than cores) is run again alone, after
+// the rest of the run, with nothing else of this process in flight; the
+// alone run's verdict is the case's, and the report keeps both
+// (CaseReport.ConfirmedAlone). A failure that shows alone counts; one that
+// does not was the rig's schedule's.
+
+// Every case run in this process holds caseGate shared, a confirmation
+// holds it alone: several runs in one process (a sharded test, a server)
+// do not run beside a confirmation either.
+var (
+	caseGate      sync.RWMutex
+	casesInFlight atomic.Int64
+	casesStarted  atomic.Uint64
+)
+
+// runBeside runs a case beside the run's others and says, in busy, how
+// the machine was busy meanwhile ("" when it was not).
+func (r *runner) runBeside(ctx context.Context, c matrix.Case) (cr caseResult, busy string) {
+	caseGate.RLock()
+	seq := casesStarted.Add(1)
+	others := casesInFlight.Add(1) - 1
+	cr = r.runCase(ctx, c)
+	after := casesInFlight.Add(-1)
+	startedSince := casesStarted.Load() != seq
+	caseGate.RUnlock()
+	switch {
+	case others > 0 || after > 0 || startedSince:
+		busy = "other cases were in flight"
+	default:
+		if l, cores := loadAverage(), runtime.NumCPU(); l > float64(cores) {
+			busy = fmt.Sprintf("the load average (%.1f) was above the %d cores", l, cores)
+		}
+	}
+	return cr, busy
+}
+
+// restsOnTiming reports whether the case's verdict rests on timing alone:
+// a failure whose every violation is a timing rule, a category failure of a
+// tool that gave up before sending anything where nothing was cut
+// (gaveUpUncut), or an inconclusive case whose cut did not land for the
+// schedule's reasons (cutMissed, engine.Evidence.MissedOnTiming): the
+// exchange never reached the case's moment, the tool's end of the
+// connection was gone before the rig got to the cut (its own deadlines
+// expired meanwhile), or the rig's own wait for the cut's effect ran out.
+func restsOnTiming(cr report.CaseReport, cutMissed bool) bool {
+	switch cr.Verdict {
+	case report.Fail:
+		if len(cr.Violations) == 0 {
+			return false
+		}
+		timing, category := true, true
+		for _, v := range cr.Violations {
+			timing = timing && timingRules[v.Rule]
+			category = category && v.Assertion == report.AssertCategory
+		}
+		return timing || (category && gaveUpUncut(cr))
+	case report.Inconclusive:
+		return cutMissed
+	}
+	return false
+}
+
+// gaveUpUncut: on a case where nothing was cut, the tool reported that it
+// sent nothing (local_failure) and nothing of the workload started: its own
+// deadlines expired before the exchange got anywhere, which a starved tool
+// does without a defect. A tool that says so for no reason says so alone too.
+func gaveUpUncut(cr report.CaseReport) bool {
+	return cr.Cut == "" && cr.Reported != nil && cr.Reported.Category == result.LocalFailure &&
+		cr.Truth != nil && cr.Truth.State == reconcile.NotStarted
+}
+
+// timingRules are the rules a starved tool breaks without a defect.
+var timingRules = map[string]bool{
+	verdict.RuleHang:        true, // no result within budget and grace
+	verdict.RuleMCPNoAnswer: true, // the MCP server did not answer in time
+}
+
+// toConfirm is a case run waiting to be confirmed alone.
+type toConfirm struct {
+	i     int
+	c     matrix.Case
+	first report.CaseReport
+	busy  string // how the machine was busy during the first run
+}
+
+// needsConfirming reports whether cr is to be confirmed alone (the caller
+// keeps it for confirmAlone instead of counting it).
+func needsConfirming(ctx context.Context, cr caseResult, busy string) bool {
+	return busy != "" && ctx.Err() == nil && restsOnTiming(cr.CaseReport, cr.cutMissed)
+}
+
+// confirmAlone runs each case again with nothing else in flight, and hands
+// each final report to done: the alone run's, with both runs recorded. The
+// first run's transcript is kept beside the alone run's, as NAME.busy.json.
+func (r *runner) confirmAlone(ctx context.Context, pending []toConfirm, done func(i int, cr report.CaseReport)) {
+	for _, p := range pending {
+		if ctx.Err() != nil {
+			done(p.i, p.first) // not confirmed: it stands as it was seen
+			continue
+		}
+		first := p.first
+		if first.Transcript != "" && r.o.Out != nil {
+			busyName := strings.TrimSuffix(first.Transcript, ".json") + ".busy.json"
+			if err := os.Rename(filepath.Join(r.o.Out.Path, first.Transcript), filepath.Join(r.o.Out.Path, busyName)); err == nil {
+				first.Transcript = busyName
+			}
+		}
+		caseGate.Lock()
+		alone := r.runCase(ctx, p.c).CaseReport
+		caseGate.Unlock()
+		if r.o.Out != nil {
+			r.o.Out.ended(alone.CorrelationID)
+		}
+		alone.ConfirmedAlone = &report.ConfirmedAlone{Busy: p.busy, First: first.RunOf(), Alone: alone.RunOf()}
+		// The first run's final word: its verdict is the alone run's.
+		r.logVerdictAs(first.CorrelationID, alone, map[string]any{"confirmed_by": alone.CorrelationID,
+			"first_verdict": string(first.Verdict), "first_violations": first.Violations, "busy": p.busy})
+		done(p.i, alone)
+	}
+}
+
+// confirmedNote is a progress line's note on a case confirmed alone.
+func confirmedNote(cr report.CaseReport) string {
+	if cr.ConfirmedAlone == nil {
+		return ""
+	}
+	f := cr.ConfirmedAlone.First
+	seen := string(f.Verdict)
+	if len(f.Rules) > 0 {
+		seen += " (" + strings.Join(f.Rules, ", ") + ")"
+	}
+	return " (run again alone: " + seen + " while " + cr.ConfirmedAlone.Busy + ")"
+}

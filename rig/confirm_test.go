@@ -1,0 +1,171 @@
+package rig
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/tools"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/report"
+	"github.com/sshrig/sshrig/result"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// starvedTool is the reference, except that a case run among the run's
+// others (every case but the preflight, when always is set) gets no answer
+// at all: it waits for its deadline to pass, as a tool starved of the
+// machine does. A confirmation runs uncounted by casesInFlight.
+type starvedTool struct {
+	always bool
+	calls  *atomic.Int64
+}
+
+func (s starvedTool) Name() string { return "starved-reference" }
+
+func (s starvedTool) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	first := s.calls.Add(1) == 1 // the preflight
+	if !first && (s.always || casesInFlight.Load() > 0) {
+		<-ctx.Done()
+		return
+	}
+	tools.Reference{}.Run(ctx, t, stdout, stderr)
+}
+
+func confirmRun(t *testing.T, always bool) (*report.Report, string) {
+	t.Helper()
+	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0", "none.exit3", "started.reset.survive"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := CreateRunDir(filepath.Join(t.TempDir(), "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), Options{Tool: starvedTool{always: always, calls: new(atomic.Int64)}, Cases: cases,
+		Parallel: len(cases), Budget: time.Second, Grace: 300 * time.Millisecond, Out: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, dir.Path
+}
+
+// lastVerdicts is the last "verdict" event of each correlation id in the
+// run directory's event log.
+func lastVerdicts(t *testing.T, dir string) map[string]map[string]any {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	last := map[string]map[string]any{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() {
+		var e struct {
+			Event         string         `json:"event"`
+			CorrelationID string         `json:"correlation_id"`
+			Data          map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Event == "verdict" {
+			last[e.CorrelationID] = e.Data
+		}
+	}
+	return last
+}
+
+// TestTimingFailureBesideOthersIsConfirmedAlone: a hang seen only while
+// other cases were in flight does not reproduce alone; the case passes, its
+// report keeps both runs, and the event log's last verdict for each run is
+// the final one.
+func TestTimingFailureBesideOthersIsConfirmedAlone(t *testing.T) {
+	rep, dir := confirmRun(t, false)
+	if rep.Summary.Pass != 3 {
+		t.Fatalf("summary %+v, want 3 pass", rep.Summary)
+	}
+	checkLogAgrees(t, dir) // the busy first runs' amended events included
+	last := lastVerdicts(t, dir)
+	for _, c := range rep.Cases {
+		ca := c.ConfirmedAlone
+		if ca == nil {
+			t.Fatalf("%s: not confirmed alone", c.ID)
+		}
+		if ca.First.Verdict != report.Fail || len(ca.First.Rules) != 1 || ca.First.Rules[0] != report.AssertNoBlind+"/"+verdict.RuleHang {
+			t.Errorf("%s: first run %+v, want a hang", c.ID, ca.First)
+		}
+		if ca.Busy == "" || ca.Alone.Verdict != report.Pass || ca.Alone.CorrelationID != c.CorrelationID || ca.First.CorrelationID == c.CorrelationID {
+			t.Errorf("%s: %+v", c.ID, ca)
+		}
+		for _, id := range []string{ca.First.CorrelationID, ca.Alone.CorrelationID} {
+			if v := last[id]["verdict"]; v != string(report.Pass) {
+				t.Errorf("%s: the log's last verdict for %s is %v, want pass", c.ID, id, v)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, ca.First.Transcript)); err != nil || ca.First.Transcript == c.Transcript {
+			t.Errorf("%s: the first run's transcript %q: %v", c.ID, ca.First.Transcript, err)
+		}
+	}
+}
+
+// TestTimingFailureAloneCounts: a hang that shows alone too is a failure.
+func TestTimingFailureAloneCounts(t *testing.T) {
+	rep, dir := confirmRun(t, true)
+	if rep.Summary.Fail != 3 {
+		t.Fatalf("summary %+v, want 3 fail", rep.Summary)
+	}
+	last := lastVerdicts(t, dir)
+	for _, c := range rep.Cases {
+		if c.ConfirmedAlone == nil || c.ConfirmedAlone.Alone.Verdict != report.Fail {
+			t.Fatalf("%s: %+v", c.ID, c.ConfirmedAlone)
+		}
+		if v := last[c.ConfirmedAlone.First.CorrelationID]["verdict"]; v != string(report.Fail) {
+			t.Errorf("%s: the log's last verdict for the first run is %v", c.ID, v)
+		}
+	}
+}
+
+func TestRestsOnTiming(t *testing.T) {
+	hang := report.Violation{Assertion: report.AssertNoBlind, Rule: verdict.RuleHang}
+	unsafe := report.Violation{Assertion: report.AssertCategory, Rule: verdict.RuleUnsafeCategory}
+	unexpected := report.Violation{Assertion: report.AssertCategory, Rule: verdict.RuleUnexpected}
+	for _, tc := range []struct {
+		name      string
+		cr        report.CaseReport
+		cutMissed bool
+		want      bool
+	}{
+		{"hang", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{hang}}, false, true},
+		{"hang and unsafe", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{hang, unsafe}}, false, false},
+		{"unsafe", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unsafe}}, false, false},
+		{"gave up before the moment", report.CaseReport{Verdict: report.Inconclusive,
+			Reason: "the cut did not land: the exchange never reached the exec moment"}, true, true},
+		{"gone before the cut", report.CaseReport{Verdict: report.Inconclusive,
+			Reason: "the cut did not land: the cut failed: cutter: connection already closed"}, true, true},
+		{"truth unknown", report.CaseReport{Verdict: report.Inconclusive, Reason: "remote state unknown: probe failed"}, false, false},
+		{"gave up before sending, nothing cut", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected},
+			Reported: &result.Result{Category: result.LocalFailure}, Truth: &reconcile.TruthReport{State: reconcile.NotStarted}}, false, true},
+		{"gave up before sending, at a cut", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected}, Cut: "reset",
+			Reported: &result.Result{Category: result.LocalFailure}, Truth: &reconcile.TruthReport{State: reconcile.NotStarted}}, false, false},
+		{"local_failure though it ran", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected},
+			Reported: &result.Result{Category: result.LocalFailure}, Truth: &reconcile.TruthReport{State: reconcile.Completed}}, false, false},
+		{"local_failure and a leak", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected, {Assertion: report.AssertEvidence, Rule: verdict.RuleSecret}},
+			Reported: &result.Result{Category: result.LocalFailure}, Truth: &reconcile.TruthReport{State: reconcile.NotStarted}}, false, false},
+		{"pass", report.CaseReport{Verdict: report.Pass}, false, false},
+	} {
+		if got := restsOnTiming(tc.cr, tc.cutMissed); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
