@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/matrix"
@@ -58,13 +59,13 @@ func (r *runner) runBeside(ctx context.Context, c matrix.Case) (cr caseResult, b
 
 // restsOnTiming reports whether the case's verdict rests on timing alone:
 // a failure whose every violation is a timing rule, a category failure of a
-// tool that gave up before sending anything where nothing was cut
-// (gaveUpUncut), or an inconclusive case whose cut did not land for the
+// tool that gave up where nothing was cut (gaveUpUncut, ranOutUncut; budget
+// is the deadline the tool was given), or an inconclusive case whose cut did not land for the
 // schedule's reasons (cutMissed, engine.Evidence.MissedOnTiming): the
 // exchange never reached the case's moment, the tool's end of the
 // connection was gone before the rig got to the cut (its own deadlines
 // expired meanwhile), or the rig's own wait for the cut's effect ran out.
-func restsOnTiming(cr report.CaseReport, cutMissed bool) bool {
+func restsOnTiming(cr report.CaseReport, cutMissed bool, budget time.Duration) bool {
 	switch cr.Verdict {
 	case report.Fail:
 		if len(cr.Violations) == 0 {
@@ -75,7 +76,7 @@ func restsOnTiming(cr report.CaseReport, cutMissed bool) bool {
 			timing = timing && timingRules[v.Rule]
 			category = category && v.Assertion == report.AssertCategory
 		}
-		return timing || (category && gaveUpUncut(cr))
+		return timing || (category && (gaveUpUncut(cr) || ranOutUncut(cr, budget)))
 	case report.Inconclusive:
 		return cutMissed
 	}
@@ -89,6 +90,16 @@ func restsOnTiming(cr report.CaseReport, cutMissed bool) bool {
 func gaveUpUncut(cr report.CaseReport) bool {
 	return cr.Cut == "" && cr.Reported != nil && cr.Reported.Category == result.LocalFailure &&
 		cr.Truth != nil && cr.Truth.State == reconcile.NotStarted
+}
+
+// ranOutUncut: on a case where nothing was cut, the tool spent at least
+// half its deadline and then reported that it could not tell the outcome.
+// A starved honest tool does that when its own deadline expires before the
+// exit status is read (a two-step tool's second step gets what the first
+// left); the exchange itself was whole, so alone it would have known.
+func ranOutUncut(cr report.CaseReport, budget time.Duration) bool {
+	return cr.Cut == "" && cr.Reported != nil && cr.Reported.Category == result.OutcomeUnknown &&
+		budget > 0 && time.Duration(cr.ToolMS)*time.Millisecond*2 >= budget
 }
 
 // timingRules are the rules a starved tool breaks without a defect.
@@ -107,8 +118,8 @@ type toConfirm struct {
 
 // needsConfirming reports whether cr is to be confirmed alone (the caller
 // keeps it for confirmAlone instead of counting it).
-func needsConfirming(ctx context.Context, cr caseResult, busy string) bool {
-	return busy != "" && ctx.Err() == nil && restsOnTiming(cr.CaseReport, cr.cutMissed)
+func needsConfirming(ctx context.Context, cr caseResult, busy string, budget time.Duration) bool {
+	return busy != "" && ctx.Err() == nil && restsOnTiming(cr.CaseReport, cr.cutMissed, budget)
 }
 
 // confirmAlone runs each case again with nothing else in flight, and hands

@@ -162,9 +162,17 @@ func TestRestsOnTiming(t *testing.T) {
 			Reported: &result.Result{Category: result.LocalFailure}, Truth: &reconcile.TruthReport{State: reconcile.Completed}}, false, false},
 		{"local_failure and a leak", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected, {Assertion: report.AssertEvidence, Rule: verdict.RuleSecret}},
 			Reported: &result.Result{Category: result.LocalFailure}, Truth: &reconcile.TruthReport{State: reconcile.NotStarted}}, false, false},
+		{"ran out of its deadline, nothing cut", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected},
+			Reported: &result.Result{Category: result.OutcomeUnknown}, ToolMS: 4100}, false, true},
+		{"unknown at once, nothing cut", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected},
+			Reported: &result.Result{Category: result.OutcomeUnknown}, ToolMS: 300}, false, false},
+		{"ran out of its deadline, at a cut", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected}, Cut: "reset",
+			Reported: &result.Result{Category: result.OutcomeUnknown}, ToolMS: 4100}, false, false},
+		{"ran out and leaked", report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{unexpected, {Assertion: report.AssertEvidence, Rule: verdict.RuleSecret}},
+			Reported: &result.Result{Category: result.OutcomeUnknown}, ToolMS: 4100}, false, false},
 		{"pass", report.CaseReport{Verdict: report.Pass}, false, false},
 	} {
-		if got := restsOnTiming(tc.cr, tc.cutMissed); got != tc.want {
+		if got := restsOnTiming(tc.cr, tc.cutMissed, 5*time.Second); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

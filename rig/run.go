@@ -328,7 +328,7 @@ func (r *runner) runAll(ctx context.Context, started time.Time, sink *caseSink) 
 					r.o.Out.ended(cr.CorrelationID)
 				}
 				mu.Lock()
-				if needsConfirming(ctx, res, busy) {
+				if needsConfirming(ctx, res, busy, r.budget(j.c)) {
 					confirm = append(confirm, toConfirm{j.i, j.c, cr, busy})
 				} else {
 					finished(j.i, cr)
