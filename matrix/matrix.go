@@ -49,6 +49,12 @@ type Case struct {
 	ReconcileProbe string
 	// Host replaces the host the tool dials (C01: UnresolvableHost).
 	Host string
+	// ChangedHostKey: the known_hosts the tool gets (and the key an
+	// in-process client pins) is not the server's host key, as after a
+	// reinstall or under an impostor (C08). The honest tool stops at the
+	// key exchange: it sends nothing, and no retry may go to that host
+	// until a person has looked.
+	ChangedHostKey bool
 	// Budget overrides the run's deadline for this case.
 	Budget time.Duration
 	// Expect overrides the honest category and retry.
@@ -80,6 +86,8 @@ func (c Case) Expectation() *Expected {
 		return &e
 	case c.Credential != 0:
 		return &Expected{Category: result.AuthenticationFailed, Retry: result.Never}
+	case c.ChangedHostKey:
+		return &Expected{Category: result.LocalFailure, Retry: result.Never}
 	case c.Refusal == fault.DenyExec:
 		return &Expected{Category: result.AuthorizationDenied, Retry: result.Never}
 	case c.Refusal == fault.RejectSession:
@@ -137,7 +145,7 @@ const DefaultMatrixFile = "default.yaml (embedded)"
 // DefaultMatrix is the embedded default matrix (matrix/default.yaml):
 // every moment x {reset, close, blackhole, kill-helper} x the dispositions
 // that matter there, with exit codes 0 and non-zero where the caller receives
-// a result, then seed 003's rows C01-C07. Kill-helper cases apply only to
+// a result, then seed 003's rows C01-C07 and C08 (a changed host key). Kill-helper cases apply only to
 // tools that run as separate programs.
 func DefaultMatrix() []Case {
 	cases, err := LoadMatrix(DefaultMatrixFile, defaultMatrixYAML)
@@ -258,11 +266,11 @@ func Applies(c Case, t tool.Tool) (bool, string) {
 // the defect of every built-in mutant: a cut while the command runs, under a
 // reset and a blackhole; a cut at exec with hangup; a cut before the exec
 // request; the baselines; a rejected credential, a denied command, a broken
-// answer and a step sequence. Tests of every target use it to keep mutant
+// answer, a changed host key and a step sequence. Tests of every target use it to keep mutant
 // runs short.
 func MutantCases() []string {
 	return []string{"started.reset.survive", "started.blackhole.survive", "exec.reset.hangup", "channel.reset.survive",
-		"none.exit0", "none.exit3", "c02.revoked-key", "c03.denied-exec", "c04.id-null", "steps.record-note.finished"}
+		"none.exit0", "none.exit3", "c02.revoked-key", "c03.denied-exec", "c04.id-null", "c08.changed-host-key", "steps.record-note.finished"}
 }
 
 // Expected is the honest category and retry for the case.

@@ -31,8 +31,8 @@ func TestDefaultMatrix(t *testing.T) {
 			t.Errorf("stable id %s missing", id)
 		}
 	}
-	if len(cases) != 81 {
-		t.Errorf("%d cases, want 81 (update docs and this test together)", len(cases))
+	if len(cases) != 82 {
+		t.Errorf("%d cases, want 82 (update docs and this test together)", len(cases))
 	}
 	// The file holds every transport row the generator knows.
 	byID := map[string]Case{}
@@ -56,7 +56,7 @@ func TestDefaultMatrix(t *testing.T) {
 			aliases[c.Alias]++
 		}
 	}
-	for _, a := range []string{"C01", "C02", "C03", "C04", "C05", "C06", "C07"} {
+	for _, a := range []string{"C01", "C02", "C03", "C04", "C05", "C06", "C07", "C08"} {
 		if aliases[a] == 0 {
 			t.Errorf("no case with alias %s", a)
 		}
@@ -98,7 +98,7 @@ func TestSelect(t *testing.T) {
 		{nil, len(cases), false},
 		{[]string{"started.*"}, 12, false},
 		{[]string{"started.reset.*", "exec.reset.*"}, 6, false},
-		{[]string{"C0*"}, 16, false},
+		{[]string{"C0*"}, 17, false},
 		{[]string{"C04"}, 8, false},
 		{[]string{"nothing.here"}, 0, true},
 		{[]string{"[bad"}, 0, true},

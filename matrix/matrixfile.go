@@ -44,10 +44,13 @@ func (e *MatrixError) Error() string {
 // client's input checks instead of its handling of a failed lookup.)
 const UnresolvableHost = "sshrig-unresolvable.invalid"
 
+// HostKeyChanged is the one value of a case's host_key field (C08).
+const HostKeyChanged = "changed"
+
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "budget", "expect", "notes", "link", "answer_delay",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "host_key", "budget", "expect", "notes", "link", "answer_delay",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -303,7 +306,8 @@ func (l *loader) workloadField(c *Case, key, field string, v ast.Node) bool {
 }
 
 // scenarioField loads one of the fields that shape a case beyond its cut
-// (credential, refusal, fixture, scenario, probe, stall, host, budget, notes);
+// (credential, refusal, fixture, scenario, probe, stall, host, host_key,
+// budget, notes);
 // it reports whether key is one of them.
 func (l *loader) scenarioField(c *Case, key, field, path string, v ast.Node, pos fieldPos) bool {
 	switch key {
@@ -360,6 +364,13 @@ func (l *loader) scenarioField(c *Case, key, field, path string, v ast.Node, pos
 				l.Fail(v.GetToken(), field, "unknown host %q (valid: unresolvable): the rig reaches only loopback and its own containers", s)
 			}
 			c.Host = UnresolvableHost
+		}
+	case "host_key":
+		if s, ok := l.Str(v, field); ok {
+			if s != HostKeyChanged {
+				l.Fail(v.GetToken(), field, "unknown host_key %q (valid: %s): the tool's known_hosts then names a key the server does not have", s, HostKeyChanged)
+			}
+			c.ChangedHostKey = true
 		}
 	case "budget":
 		if s, ok := l.Str(v, field); ok {

@@ -148,6 +148,14 @@ func (c Case) combinationProblems() []*CaseError {
 	if c.Refusal != 0 && c.Moment != fault.None {
 		add("refusal", "a refusal needs moment none, not %s", c.Moment)
 	}
+	if c.ChangedHostKey {
+		if c.Moment != fault.None {
+			add("host_key", "a changed host key stops the tool at the key exchange: it needs moment none, not %s", c.Moment)
+		}
+		if c.Credential != 0 || c.Refusal != 0 {
+			add("host_key", "a changed host key stops the tool before any credential or refusal: leave credential and refusal out")
+		}
+	}
 	if c.Credential != 0 && c.Refusal != 0 {
 		add("refusal", "give a credential scenario or a refusal, not both")
 	}
@@ -183,8 +191,8 @@ func (c Case) combinationProblems() []*CaseError {
 			add("scenario", "the %s scenario's first step is operation %s, not %s", c.Scenario, operations.CreateRecord, c.Operation)
 		}
 		given := map[string]bool{"command": c.Command != "", "fixture": c.Fixture != "", "credential": c.Credential != 0,
-			"refusal": c.Refusal != 0, "exit_code": c.ExitCode != 0}
-		for _, f := range []string{"command", "fixture", "credential", "refusal", "exit_code"} {
+			"refusal": c.Refusal != 0, "exit_code": c.ExitCode != 0, "host_key": c.ChangedHostKey}
+		for _, f := range []string{"command", "fixture", "credential", "refusal", "exit_code", "host_key"} {
 			if given[f] {
 				add(f, "a scenario defines its own commands and answers: leave %s out", f)
 			}

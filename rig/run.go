@@ -616,10 +616,11 @@ func (r *runner) logVerdictAs(id string, cr report.CaseReport, more map[string]a
 // preflight's, for a tool with more to its conversation than one exec
 // (evidence.MultiStep) and the cases whose exchange it runs as in the
 // preflight (up to their cut): not a step sequence (its own commands), not
-// a credential case (the rig's own set-up connection comes first), and not
-// refuse (nothing is accepted).
+// a credential case (the rig's own set-up connection comes first), not
+// refuse (nothing is accepted) and not a changed host key (an honest tool
+// asks nothing).
 func (r *runner) conversationDiffers(c matrix.Case, evs evidence.Case) string {
-	if !evidence.MultiStep(r.conversation) || c.Scenario != "" || c.Credential != 0 || c.Moment == fault.Refuse {
+	if !evidence.MultiStep(r.conversation) || c.Scenario != "" || c.Credential != 0 || c.Moment == fault.Refuse || c.ChangedHostKey {
 		return ""
 	}
 	return evidence.ConversationDiffers(r.conversation, evs)
@@ -715,6 +716,9 @@ func (r *runner) verdictInput(c matrix.Case, t tool.Target, tr toolRun, ev *engi
 	}
 	if r.o.Out != nil {
 		in.Log = &verdict.LogRecord{CorrelationID: r.o.Out.Logged(id, "request_built"), Result: r.o.Out.Logged(id, "result")}
+	}
+	if c.ChangedHostKey {
+		in.HostKeyIgnored = evs.PastKeyExchange()
 	}
 	if c.Credential != 0 {
 		if why := evs.CredentialTested(); why != "" {

@@ -175,6 +175,9 @@ func scenario(c matrix.Case) string {
 	if c.Host != "" {
 		parts = append(parts, "host=unresolvable")
 	}
+	if c.ChangedHostKey {
+		parts = append(parts, "host_key="+matrix.HostKeyChanged)
+	}
 	if len(parts) == 0 {
 		return "-"
 	}

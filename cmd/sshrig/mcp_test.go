@@ -159,7 +159,7 @@ func verdicts(rep map[string]any) map[string]string {
 }
 
 // TestMCPHonestPasses: the honest example passes the whole default matrix
-// (81 cases) in both session modes and over both transports, four runs at
+// (82 cases) in both session modes and over both transports, four runs at
 // once. The 15 kill-helper cases are skipped, as for the in-process
 // reference: the rig does not kill an MCP server as a helper.
 func TestMCPHonestPasses(t *testing.T) {
@@ -177,7 +177,7 @@ func TestMCPHonestPasses(t *testing.T) {
 				spec = httpServer(t, bin)
 			}
 			code, stdout, stderr, rep := sshrig(t, "run", "--tool", spec, "--mcp-tool", "ssh_exec", "--mcp-session", tc.session, "--parallel", "16")
-			if got, want := summary(rep), [5]int{81, 66, 0, 0, 15}; code != 0 || got != want {
+			if got, want := summary(rep), [5]int{82, 67, 0, 0, 15}; code != 0 || got != want {
 				t.Fatalf("exit %d, summary (cases, pass, fail, inconclusive, skipped) %v, want 0 and %v:\n%s\n%s", code, got, want, stdout, stderr)
 			}
 			cases, _ := rep["cases"].([]any)
@@ -205,7 +205,7 @@ func TestMCPNaiveFails(t *testing.T) {
 	bin := buildExample(t, "mcp-naive")
 	// Most of its cases wait out a blackhole: four at a time.
 	code, stdout, stderr, rep := sshrig(t, "run", "--tool", "mcp:"+bin, "--mcp-tool", "ssh_exec", "--parallel", "4")
-	if got, want := summary(rep), [5]int{81, 4, 62, 0, 15}; code != exitFail || got != want {
+	if got, want := summary(rep), [5]int{82, 4, 63, 0, 15}; code != exitFail || got != want {
 		t.Fatalf("exit %d, summary (cases, pass, fail, inconclusive, skipped) %v, want %d and %v:\n%s\n%s", code, got, exitFail, want, stdout, stderr)
 	}
 	passes := map[string]bool{"none.exit0": true, "exit-status.reset.exit0": true, "exit-status.close.exit0": true, "exit-status.blackhole.exit0": true}

@@ -75,6 +75,9 @@ contract_ok() {
 why=$(sed -n 's/^dbclient: Connection to .* exited: //p' "$tmp/err" | tail -n 1)
 if [ "$rc" -gt 128 ]; then
 	report outcome_unknown reconcile_first "dbclient was killed (exit $rc) and says nothing of how far it got; the command may have run: reconcile before retrying"
+elif grep -q 'host key mismatch' "$tmp/err"; then
+	# dbclient ends its "exited:" line there and says why on the next ones.
+	report local_failure never "the server's host key is not the one in known_hosts; nothing was sent"
 elif [ -n "$why" ]; then
 	case $why in
 	"Connect failed"*) report local_failure bounded "dbclient could not connect ($why); nothing was sent" ;;

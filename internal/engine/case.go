@@ -50,6 +50,10 @@ type Spec struct {
 	// Host, when set, replaces the host part of the address the tool dials
 	// (an unresolvable name, for a local failure).
 	Host string
+	// ChangedHostKey gives the tool a known_hosts (and in-process clients
+	// a pinned key) that names a fresh key the server does not have: to the
+	// tool, the server presents a host key that is not the one it knows.
+	ChangedHostKey bool
 	// RefusePTY makes the server refuse pty-req, as an sshd with PermitTTY
 	// no does: the session goes on without a terminal.
 	RefusePTY bool
@@ -107,17 +111,20 @@ type Run struct {
 	refused    *cutter.Refused
 	addr       string
 	knownHosts string
-	identity   string // the tool's key file: the run's, or the case's own
-	cert       string // the case's certificate file, or ""
-	caseKey    gossh.Signer
-	toolDone   chan struct{} // closed by ToolReturned (a stall ends then)
-	toolOnce   sync.Once
-	ctx        context.Context
-	cancel     context.CancelFunc
-	watchDone  chan struct{} // closed when the case ended or was abandoned
-	watchOnce  sync.Once
-	cuts       sync.WaitGroup
-	closeOnce  sync.Once
+	// pinned is the host key the tool is told to expect: the server's, or
+	// for ChangedHostKey a fresh one.
+	pinned    gossh.PublicKey
+	identity  string // the tool's key file: the run's, or the case's own
+	cert      string // the case's certificate file, or ""
+	caseKey   gossh.Signer
+	toolDone  chan struct{} // closed by ToolReturned (a stall ends then)
+	toolOnce  sync.Once
+	ctx       context.Context
+	cancel    context.CancelFunc
+	watchDone chan struct{} // closed when the case ended or was abandoned
+	watchOnce sync.Once
+	cuts      sync.WaitGroup
+	closeOnce sync.Once
 
 	cutDone chan struct{} // closed once the hold at the armed moment was released
 	toolPID atomic.Int64  // the tool's main process, when it runs as a program
@@ -184,7 +191,14 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	}
 	r := &Run{env: e, spec: spec, watchDone: make(chan struct{}), cutDone: make(chan struct{}),
 		changed: make(chan struct{}, 1), lost: map[int]chan struct{}{}, toolDone: make(chan struct{}), settled: make(chan struct{}),
-		identity: e.identity}
+		identity: e.identity, pinned: e.hostKey}
+	if spec.ChangedHostKey {
+		_, other, err := newKey()
+		if err != nil {
+			return nil, fmt.Errorf("engine: case %s: %w", spec.ID, err)
+		}
+		r.pinned = other.PublicKey()
+	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	// Registered before the server knows the case, so no event is missed.
 	e.runsMu.Lock()
@@ -330,7 +344,7 @@ func (r *Run) ToolReturned() { r.toolOnce.Do(func() { close(r.toolDone) }) }
 
 func (r *Run) writeKnownHosts() error {
 	r.knownHosts = filepath.Join(r.env.keyDir, "known_hosts-"+r.spec.ID)
-	line := knownhosts.Line([]string{knownhosts.Normalize(r.addr)}, r.env.hostKey)
+	line := knownhosts.Line([]string{knownhosts.Normalize(r.addr)}, r.pinned)
 	return os.WriteFile(r.knownHosts, []byte(line+"\n"), 0o600)
 }
 
@@ -340,7 +354,8 @@ func (r *Run) Spec() Spec { return r.spec }
 // Addr is the address the tool must dial ("127.0.0.1:port").
 func (r *Run) Addr() string { return r.addr }
 
-// KnownHosts is a known_hosts file that pins the server's host key for Addr.
+// KnownHosts is a known_hosts file that pins the host key the tool is to
+// expect at Addr: the server's, or for Spec.ChangedHostKey another.
 func (r *Run) KnownHosts() string { return r.knownHosts }
 
 // Wrap returns command wrapped with this case's markers.
@@ -349,12 +364,12 @@ func (r *Run) Wrap(command string) (string, error) {
 }
 
 // ClientConfig returns an SSH client configuration with the tools' key and the
-// host key pinned, for in-process clients.
+// host key the tool is to expect pinned (KnownHosts'), for in-process clients.
 func (r *Run) ClientConfig() *gossh.ClientConfig {
 	return &gossh.ClientConfig{
 		User:            r.env.opts.User,
 		Auth:            []gossh.AuthMethod{gossh.PublicKeys(r.env.toolKey)},
-		HostKeyCallback: gossh.FixedHostKey(r.env.hostKey),
+		HostKeyCallback: gossh.FixedHostKey(r.pinned),
 	}
 }
 

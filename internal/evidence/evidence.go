@@ -168,6 +168,22 @@ func (c Case) CredentialTested() string {
 	return "" // accepted and never rejected: the tool's report is judged as it is
 }
 
+// PastKeyExchange says how far past the key exchange a connection of the
+// case got ("" if none did): a client reaches user authentication only
+// after it accepted the server's host key.
+func (c Case) PastKeyExchange() string {
+	past := ""
+	for _, e := range c.events {
+		switch e.Kind {
+		case control.AuthAccepted:
+			return "it authenticated (" + e.Detail + ")"
+		case control.AuthRejected:
+			past = "it offered a credential (" + e.Detail + ")"
+		}
+	}
+	return past
+}
+
 // Attempts counts the exec requests carrying id's markers that reached the
 // server, run or refused.
 func (c Case) Attempts() int { return c.attemptsOn(anyConn) }

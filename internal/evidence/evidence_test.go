@@ -47,3 +47,23 @@ func TestSettled(t *testing.T) {
 		t.Errorf("ProcessGroups() = %v, want [7]", got)
 	}
 }
+
+// A client reaches user authentication only past the host key check: any
+// credential the server saw means the tool accepted its key.
+func TestPastKeyExchange(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []control.Event
+		want   string
+	}{
+		{"stopped at the key exchange", []control.Event{{Kind: control.ConnAccepted, Conn: 1}}, ""},
+		{"offered a credential", []control.Event{{Kind: control.ConnAccepted, Conn: 1},
+			{Kind: control.AuthRejected, Conn: 1, Detail: "publickey: not authorized"}}, "it offered a credential (publickey: not authorized)"},
+		{"authenticated", []control.Event{{Kind: control.AuthRejected, Conn: 1, Detail: "none"},
+			{Kind: control.AuthAccepted, Conn: 1, Detail: "publickey"}}, "it authenticated (publickey)"},
+	} {
+		if got := Of(tc.events, "c-1").PastKeyExchange(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -137,6 +137,13 @@ func Wrappers() []Wrapper {
 			// connects on its own and runs the command once (succeeded);
 			// blackhole holds it until its timeout kills it (local_failure).
 			Steps: slices.Concat(both("step.03-exec", ""), both("step.04-session", ""))},
+		{Script: "docs/examples/ssh-anykey-naive.sh", Needs: openssh,
+			Defect: "host key checking is off (StrictHostKeyChecking=no, UserKnownHostsFile=/dev/null): the command runs on whatever host answers",
+			Caught: []Case{{"none.exit3", ""}, {"started.reset.survive", ""},
+				{"c08.changed-host-key", verdict.RuleHostKeyIgnored}},
+			// ssh-honest.sh's conversation: the connection, the session and
+			// the workload's exec, which the moments cut; no step case.
+		},
 		{Script: "docs/examples/plink-honest.sh", Needs: plink},
 		{Script: "docs/examples/plink-naive.sh", Needs: plink,
 			Defect: "plink's exit status is taken for the command's",

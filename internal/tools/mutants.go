@@ -152,6 +152,12 @@ func Mutants() []Mutant {
 			}),
 		},
 		{
+			name:    "ignores-host-key",
+			defect:  "accepts any host key the server presents (InsecureIgnoreHostKey, StrictHostKeyChecking=no), so its credential and command go to a host nobody vouched for",
+			catches: report.AssertNoBlind,
+			run:     honest(Client{IgnoreHostKey: true}, nil),
+		},
+		{
 			name:    "retries-rejected-credential",
 			defect:  "tries the same credential again after the server rejected it",
 			catches: report.AssertNoBlind,

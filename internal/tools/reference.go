@@ -97,6 +97,9 @@ type Client struct {
 	Deadlines Deadlines
 	// NoDeadlines drops every deadline and keepalive (a defect).
 	NoDeadlines bool
+	// IgnoreHostKey accepts whatever host key the server presents, as
+	// InsecureIgnoreHostKey or StrictHostKeyChecking=no do (a defect).
+	IgnoreHostKey bool
 	// MaxOutput bounds how much remote output is kept. Default 1 MiB.
 	MaxOutput int
 }
@@ -151,6 +154,9 @@ func (c Client) Attempt(ctx context.Context, t tool.Target) Attempt {
 			return []gossh.Signer{signer}, nil
 		})},
 		HostKeyCallback: hostKeys,
+	}
+	if c.IgnoreHostKey {
+		cfg.HostKeyCallback = gossh.InsecureIgnoreHostKey() //nolint:gosec // the mutant's defect
 	}
 	if !c.NoDeadlines {
 		conn.SetDeadline(time.Now().Add(d.Handshake))

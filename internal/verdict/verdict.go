@@ -31,6 +31,7 @@ const (
 	RuleOperation       = "operation"
 	RuleSecret          = "secret"
 	RuleContradiction   = "contradiction"
+	RuleHostKeyIgnored  = "host_key_ignored"
 	// RuleAmbiguous: the tool's own report (read by a reading) stood, across
 	// the run, for honest answers that call for different next actions.
 	RuleAmbiguous = "ambiguous_report"
@@ -90,6 +91,11 @@ type Input struct {
 	// NoConnection: no connection of the tool's reached the server during
 	// the case. A hang then happened on a working transport.
 	NoConnection bool
+	// HostKeyIgnored, for a case whose server presents a host key that is
+	// not the one the tool was told to expect, says how far the tool went
+	// with that host anyway (evidence.Case.PastKeyExchange); "" when it
+	// stopped at the key exchange.
+	HostKeyIgnored string
 	// LeftRunning lists processes the tool's program left running (or
 	// holding its output open) after it exited; the rig killed them.
 	LeftRunning []int
@@ -298,6 +304,12 @@ func (j *judging) retries() {
 
 	if in.FollowUps > 0 {
 		j.add(report.AssertNoBlind, RuleFollowUp, "after an answer that breaks the operation's contract the tool ran %d more command(s) on the server, built on a value it could not trust", in.FollowUps)
+	}
+	if in.HostKeyIgnored != "" {
+		// Nothing the tool did next could be trusted to have gone where it
+		// meant: its credential, its command and any retry went to a host
+		// nobody vouched for.
+		j.add(report.AssertNoBlind, RuleHostKeyIgnored, "the server's host key is not the one in known_hosts and the tool went on: %s; a changed host key needs a person, not a connection", in.HostKeyIgnored)
 	}
 	if in.CredentialRetries > 0 {
 		j.add(report.AssertNoBlind, RuleRetryRejected, "the tool tried the rejected credential again %d more time(s); a rejected credential needs an authorised recovery path, not a retry", in.CredentialRetries)

@@ -127,6 +127,16 @@ func TestJudge(t *testing.T) {
 			in.Attempts, in.ProbedBetween = 2, true
 			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
 		}, report.Fail, RuleUnsafeCategory},
+		{"changed host key: stopped", func(in *Input) {
+			in.Moment, in.Expect = fault.None, &Expectation{Category: result.LocalFailure, Retry: result.Never}
+			in.Truth, in.Attempts = &reconcile.Truth{State: reconcile.NotStarted}, 0
+			in.Stdout = resultJSON("local_failure", "never", "c-1", false)
+		}, report.Pass, ""},
+		{"changed host key: went on", func(in *Input) {
+			in.Moment, in.Expect = fault.None, &Expectation{Category: result.LocalFailure, Retry: result.Never}
+			in.HostKeyIgnored = "it authenticated (publickey)"
+			in.Stdout = resultJSON("local_failure", "never", "c-1", false)
+		}, report.Fail, RuleHostKeyIgnored},
 		{"wrong id", func(in *Input) { in.Stdout = resultJSON("outcome_unknown", "reconcile_first", "c-2", false) }, report.Fail, RuleCorrelationID},
 		{"secret in stderr", func(in *Input) {
 			in.Stderr = []byte("key=SECRET")
