@@ -15,13 +15,16 @@ import (
 // onContainer names the honest wrappers whose whole matrix runs on the
 // container target too: those whose server side differs there (SFTP and
 // scp -t in the image, each case's own tree made as nobody in a user
-// namespace). The others differ from these only on the client's side, which
+// namespace, a module-style wrapper run by the image's shell). The others differ from these only on the client's side, which
 // the embedded target's run covers; every naive wrapper runs its pinned cases.
 var onContainer = map[string]bool{
 	"docs/examples/sftp-honest.sh":          true,
 	"docs/examples/sftp-tmp-honest.sh":      true,
 	"docs/examples/twoexec-fixed-honest.sh": true,
 	"docs/examples/scp-legacy-honest.sh":    true,
+	// Its wrapper's shell on the host is the image's busybox sh, whose
+	// process tree the nested workload's truth is read from.
+	"docs/examples/module-honest.sh": true,
 }
 
 // TestRealClients: rig.TestRealClients on the container target. The honest

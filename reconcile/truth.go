@@ -31,6 +31,12 @@ type Process struct {
 	Exited   bool
 	ExitCode *int
 	Signal   string
+	// Nested: the wrapped command ran inside another process of the session
+	// (a module wrapper, sudo, bash -lc, sh FILE): the markers' shell is
+	// not the process the server started. Its exit code, or a signal that
+	// killed it after the complete marker, is then the wrapper's, not the
+	// workload's, and the ledger alone says how the workload ended.
+	Nested bool
 }
 
 func (p Process) state() (State, *int) {
@@ -56,6 +62,9 @@ type Execution struct {
 	Server       State // from the process events; "" when the server did not see it
 	ServerExit   *int
 	ServerSignal string
+	// Nested is Process.Nested: the server's exit code and signal are a
+	// wrapper's.
+	Nested bool
 }
 
 // Truth is the established remote state for one marker id.
@@ -86,6 +95,17 @@ type TruthReport struct {
 // Report is t as reports hold it.
 func (t Truth) Report() *TruthReport {
 	return &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
+}
+
+// Nested reports whether a run of the wrapped command ran inside another
+// process of its session (Process.Nested).
+func (t Truth) Nested() bool {
+	for _, x := range t.Executions {
+		if x.Nested {
+			return true
+		}
+	}
+	return false
 }
 
 // Agree reports whether both sources agree.
@@ -142,7 +162,7 @@ func Derive(id string, ledger *markers.Ledger, procs []Process) Truth {
 			order = append(order, p.PID)
 		}
 		x.Server, x.ServerExit = p.state()
-		x.ServerSignal = p.Signal
+		x.ServerSignal, x.Nested = p.Signal, p.Nested
 	}
 	for _, pid := range order {
 		x := byPID[pid]
@@ -180,6 +200,10 @@ func disagreement(x Execution) string {
 	case x.Ledger == "":
 		return fmt.Sprintf("the server saw pid %d %s, but the ledger has no marker from it", x.PID, x.Server)
 	case x.Ledger == Started && (x.Server == Started || x.Server == Running):
+		return ""
+	case x.Nested && x.Ledger == Completed && (x.Server == Completed || x.Server == Started):
+		// The workload's wrapper exits as it likes (a module exits 1 for
+		// any failure) and may be killed once the workload completed.
 		return ""
 	case x.Ledger == Completed && x.Server == Completed:
 		if x.LedgerExit != nil && x.ServerExit != nil && *x.LedgerExit != *x.ServerExit {

@@ -391,6 +391,7 @@ func (c Case) Processes() []reconcile.Process {
 			if p != nil {
 				p.ReachedStart = true
 				if e.MarkerPID != 0 {
+					p.Nested = p.Nested || e.MarkerPID != e.PID
 					p.PID = e.MarkerPID
 				}
 			}

@@ -137,6 +137,16 @@ func Wrappers() []Wrapper {
 			// connects on its own and runs the command once (succeeded);
 			// blackhole holds it until its timeout kills it (local_failure).
 			Steps: slices.Concat(both("step.03-exec", ""), both("step.04-session", ""))},
+		// A module-style wrapper on the host: the command's status as
+		// {"rc": N} on the last line, exit 1 for any failure (Ansible's
+		// modules). The ledger is the workload's truth (docs/tool-contract.md).
+		{Script: "docs/examples/module-honest.sh", Needs: openssh},
+		{Script: "docs/examples/module-naive.sh", Needs: openssh,
+			Defect: "ssh's exit status decides and the module's status line only says which failure: 255 after the command started is \"the module failed\"",
+			Caught: []Case{{"none.exit0", ""}, {"none.exit3", ""},
+				{"started.reset.survive", verdict.RuleUnsafeCategory}, {"finished.reset.survive", verdict.RuleUnsafeCategory}},
+			// The connection, the session and the workload's exec: no step case.
+		},
 		{Script: "docs/examples/ssh-anykey-naive.sh", Needs: openssh,
 			Defect: "host key checking is off (StrictHostKeyChecking=no, UserKnownHostsFile=/dev/null): the command runs on whatever host answers",
 			Caught: []Case{{"none.exit3", ""}, {"started.reset.survive", ""},

@@ -91,6 +91,12 @@ type Input struct {
 	// NoConnection: no connection of the tool's reached the server during
 	// the case. A hang then happened on a working transport.
 	NoConnection bool
+	// OutputDelivered: the workload ran nested in a wrapper of the tool's
+	// and finished, and everything the server wrote before the cut reached
+	// the tool: a status its wrapper printed in the output is knowledge, so
+	// a report of the workload's own exit code is exact (never unsafe),
+	// though no exit status arrived.
+	OutputDelivered bool
 	// HostKeyIgnored, for a case whose server presents a host key that is
 	// not the one the tool was told to expect, says how far the tool went
 	// with that host anyway (evidence.Case.PastKeyExchange); "" when it
@@ -278,6 +284,9 @@ func (j *judging) category(stepsDone bool) {
 				grade, why = report.Exact, ""
 			}
 		}
+		if grade == report.Unsafe && statusInOutput(in, r) {
+			grade, why = report.Exact, ""
+		}
 		j.v.Grade = grade
 		if grade == report.Unsafe {
 			rule := RuleUnsafeCategory
@@ -287,6 +296,17 @@ func (j *judging) category(stepsDone bool) {
 			j.add(report.AssertCategory, rule, "%s", why)
 		}
 	}
+}
+
+// statusInOutput reports whether r is the workload's own exit code as the
+// output that reached the tool could say it (Input.OutputDelivered): the
+// ledger's, since the session's exit code is a wrapper's.
+func statusInOutput(in Input, r result.Result) bool {
+	if !in.OutputDelivered || in.Truth == nil || !in.Truth.Agree() || in.Truth.State != reconcile.Completed || in.Truth.ExitCode == nil {
+		return false
+	}
+	g, _ := GradeReport(fault.ResultReceived, &Delivered{ExitCode: *in.Truth.ExitCode}, nil, r.Category, r.Retry)
+	return g == report.Exact
 }
 
 // retries: assertion 2: one execution per correlation id unless
@@ -342,7 +362,7 @@ func (j *judging) evidence() {
 		switch {
 		case r.Category == result.LocalFailure:
 			j.add(report.AssertEvidence, RuleContradiction, "the server saw the command start; the tool says local_failure (nothing sent)")
-		case r.Category == result.ConfirmedFailure && in.Delivered == nil && in.RetryDelivered == nil:
+		case r.Category == result.ConfirmedFailure && in.Delivered == nil && in.RetryDelivered == nil && !statusInOutput(in, r):
 			j.add(report.AssertEvidence, RuleContradiction, "the server saw the command start and delivered no exit status; the tool says confirmed_failure")
 		}
 	}

@@ -127,6 +127,22 @@ func TestJudge(t *testing.T) {
 			in.Attempts, in.ProbedBetween = 2, true
 			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
 		}, report.Fail, RuleUnsafeCategory},
+		{"status in the whole output", func(in *Input) {
+			in.Moment, in.OutputDelivered = fault.Finished, true
+			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
+		}, report.Pass, ""},
+		{"status in the whole output: a failure", func(in *Input) {
+			in.Moment, in.OutputDelivered, in.Truth = fault.Finished, true, completed(3)
+			in.Stdout = resultJSON("confirmed_failure", "never", "c-1", false)
+		}, report.Pass, ""},
+		{"status in the whole output, but not the workload's", func(in *Input) {
+			in.Moment, in.OutputDelivered, in.Truth = fault.Finished, true, completed(3)
+			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
+		}, report.Fail, RuleUnsafeCategory},
+		{"success with the output not whole", func(in *Input) {
+			in.Moment = fault.Finished
+			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
+		}, report.Fail, RuleUnsafeCategory},
 		{"changed host key: stopped", func(in *Input) {
 			in.Moment, in.Expect = fault.None, &Expectation{Category: result.LocalFailure, Retry: result.Never}
 			in.Truth, in.Attempts = &reconcile.Truth{State: reconcile.NotStarted}, 0

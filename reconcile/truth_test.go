@@ -1,0 +1,42 @@
+package reconcile
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sshrig/sshrig/markers"
+)
+
+// TestDeriveNested: where the markers' shell is not the process the server
+// started (a module wrapper that exits 1 for any failure, a wrapper killed
+// once the workload completed), the ledger says how the workload ended and
+// the wrapper's own end is no disagreement; where it is the same process,
+// a different exit code or a kill after the complete marker still is.
+func TestDeriveNested(t *testing.T) {
+	ledger := &markers.Ledger{Entries: []markers.Entry{
+		{ID: "c-1", Kind: markers.Start, PID: 7},
+		{ID: "c-1", Kind: markers.Complete, ExitCode: 3, PID: 7},
+	}}
+	one := 1
+	for _, tc := range []struct {
+		name     string
+		proc     Process
+		disagree string // a substring of the disagreement, "" for none
+	}{
+		{"nested, the wrapper exits 1", Process{PID: 7, ReachedStart: true, Exited: true, ExitCode: &one, Nested: true}, ""},
+		{"nested, the wrapper killed after", Process{PID: 7, ReachedStart: true, Exited: true, Signal: "HUP", Nested: true}, ""},
+		{"the same process exits 1", Process{PID: 7, ReachedStart: true, Exited: true, ExitCode: &one}, "the ledger says exit 3, the server saw exit 1"},
+		{"the same process killed", Process{PID: 7, ReachedStart: true, Exited: true, Signal: "HUP"}, "the ledger says completed, the server says started"},
+	} {
+		tr := Derive("c-1", ledger, []Process{tc.proc})
+		if tr.State != Completed || tr.ExitCode == nil || *tr.ExitCode != 3 {
+			t.Errorf("%s: %s, want completed(3), the ledger's", tc.name, tr)
+		}
+		switch {
+		case tc.disagree == "" && tr.Disagreement != "":
+			t.Errorf("%s: disagreement %q, want none", tc.name, tr.Disagreement)
+		case tc.disagree != "" && !strings.Contains(tr.Disagreement, tc.disagree):
+			t.Errorf("%s: disagreement %q, want %q", tc.name, tr.Disagreement, tc.disagree)
+		}
+	}
+}
