@@ -37,6 +37,10 @@ type Process struct {
 	// killed it after the complete marker, is then the wrapper's, not the
 	// workload's, and the ledger alone says how the workload ended.
 	Nested bool
+	// OutputCaptured: nested, and the wrapper captured the workload's
+	// output, so whatever the session printed is the wrapper's to say (a
+	// status line of its own, as a module prints).
+	OutputCaptured bool
 }
 
 func (p Process) state() (State, *int) {
@@ -63,8 +67,8 @@ type Execution struct {
 	ServerExit   *int
 	ServerSignal string
 	// Nested is Process.Nested: the server's exit code and signal are a
-	// wrapper's.
-	Nested bool
+	// wrapper's. OutputCaptured is Process.OutputCaptured.
+	Nested, OutputCaptured bool
 }
 
 // Truth is the established remote state for one marker id.
@@ -97,11 +101,11 @@ func (t Truth) Report() *TruthReport {
 	return &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
 }
 
-// Nested reports whether a run of the wrapped command ran inside another
-// process of its session (Process.Nested).
-func (t Truth) Nested() bool {
+// OutputCaptured reports whether a run of the wrapped command had its output
+// captured by a wrapper of its session (Process.OutputCaptured).
+func (t Truth) OutputCaptured() bool {
 	for _, x := range t.Executions {
-		if x.Nested {
+		if x.OutputCaptured {
 			return true
 		}
 	}
@@ -162,7 +166,7 @@ func Derive(id string, ledger *markers.Ledger, procs []Process) Truth {
 			order = append(order, p.PID)
 		}
 		x.Server, x.ServerExit = p.state()
-		x.ServerSignal, x.Nested = p.Signal, p.Nested
+		x.ServerSignal, x.Nested, x.OutputCaptured = p.Signal, p.Nested, p.OutputCaptured
 	}
 	for _, pid := range order {
 		x := byPID[pid]

@@ -108,6 +108,10 @@ type Event struct {
 	Step      int    `json:"step,omitempty"`       // 1-based, per case, in arrival order
 	Accepted  *bool  `json:"accepted,omitempty"`   // how the server answered the request
 	MarkerPID int    `json:"marker_pid,omitempty"` // the pid in the start marker (ProcStartGate, ProcWorkDone, Workload)
+	// OutputCaptured (ProcStartGate): the markers' shell writes its stdout
+	// somewhere other than the session's stdout (a wrapper captures it, as
+	// a module does), so what the session prints is the wrapper's own.
+	OutputCaptured bool `json:"output_captured,omitempty"`
 }
 
 // Arm tells the server where to hold for a case and what the command does when

@@ -45,11 +45,13 @@ func (ev *Evidence) VerdictInput(evs evidence.Case, id string, m fault.Moment, c
 	if knowledge == fault.ResultReceived || (m == fault.ExitStatus && c == fault.KillHelper) {
 		in.Delivered = evs.Delivered()
 	}
-	// A workload that ran inside a wrapper of the tool's (a module that
-	// prints its own status) and finished before the cut: when every byte
-	// the server wrote had reached the tool, so had whatever the wrapper
-	// printed, its status included.
-	if m == fault.Finished && ev.Landed && ev.Cut != nil && ev.Cut.Unsent == 0 && ev.Cut.Delivered >= ev.Cut.Sent && ev.Truth.Nested() {
+	// A workload that ran inside a wrapper of the tool's that captured its
+	// output (a module that prints it with a status of its own) and
+	// finished before the cut: when every byte the server wrote had reached
+	// the tool, so had whatever the wrapper printed, its status included.
+	// A wrapper that lets the workload write straight to the session (sh
+	// FILE) prints no status: a tool that reports one guessed.
+	if m == fault.Finished && ev.Landed && ev.Cut != nil && ev.Cut.Unsent == 0 && ev.Cut.Delivered >= ev.Cut.Sent && ev.Truth.OutputCaptured() {
 		in.OutputDelivered = true
 	}
 	if ev.ProbeErr != "" {

@@ -392,6 +392,7 @@ func (c Case) Processes() []reconcile.Process {
 				p.ReachedStart = true
 				if e.MarkerPID != 0 {
 					p.Nested = p.Nested || e.MarkerPID != e.PID
+					p.OutputCaptured = p.OutputCaptured || e.OutputCaptured
 					p.PID = e.MarkerPID
 				}
 			}

@@ -686,12 +686,40 @@ func (p *proc) atStartGate(l gateLine) {
 	if p.markerPID.Load() == 0 {
 		p.markerPID.Store(int64(l.pid))
 	}
-	s.emit(control.Event{Kind: control.ProcStartGate, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, MarkerID: l.id, MarkerPID: l.pid})
+	s.emit(control.Event{Kind: control.ProcStartGate, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid, MarkerID: l.id, MarkerPID: l.pid,
+		OutputCaptured: outputCaptured(p.pid, l.pid)})
 	if c.workloadSeen.CompareAndSwap(false, true) {
 		p.workload.Store(true)
 		s.emit(control.Event{Kind: control.Workload, Case: c.id, Conn: p.tc.n, Session: p.sid, PID: p.pid,
 			Ref: p.req.seq, Step: p.req.step, Request: p.req.kind, MarkerID: l.id, MarkerPID: l.pid})
 	}
+}
+
+// outputCaptured reports whether the markers' shell (marker) has no
+// descriptor on what the session's process (leader) writes its stdout to: a
+// wrapper between them captures the workload's output. Every descriptor is
+// looked at, not only 1: at the start gate the shell may still have its
+// stdout on the gate FIFO, the real one saved on another descriptor. Where
+// /proc cannot tell, the output is not taken for captured.
+func outputCaptured(leader, marker int) bool {
+	if leader == marker {
+		return false
+	}
+	out, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/1", leader))
+	if err != nil {
+		return false
+	}
+	dir := fmt.Sprintf("/proc/%d/fd", marker)
+	fds, err := os.ReadDir(dir)
+	if err != nil || len(fds) == 0 {
+		return false
+	}
+	for _, fd := range fds {
+		if target, err := os.Readlink(dir + "/" + fd.Name()); err != nil || target == out {
+			return false
+		}
+	}
+	return true
 }
 
 // signalForSSH names a signal the way RFC 4254 exit-signal does: without "SIG".

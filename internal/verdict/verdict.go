@@ -92,7 +92,8 @@ type Input struct {
 	// the case. A hang then happened on a working transport.
 	NoConnection bool
 	// OutputDelivered: the workload ran nested in a wrapper of the tool's
-	// and finished, and everything the server wrote before the cut reached
+	// that captured its output (reconcile.Process.OutputCaptured) and
+	// finished, and everything the server wrote before the cut reached
 	// the tool: a status its wrapper printed in the output is knowledge, so
 	// a report of the workload's own exit code is exact (never unsafe),
 	// though no exit status arrived.
