@@ -37,6 +37,9 @@ type attempt struct {
 	signal  string
 	stdout  []byte
 	refusal result.Category // the server refused, and said so
+	// hostKey: the server's host key is not the one in known_hosts; the
+	// handshake stopped before anything was sent.
+	hostKey bool
 	err     error
 }
 
@@ -54,6 +57,8 @@ func run(ctx context.Context, t tool.Target, ignoreExitCode bool) result.Result 
 		r.OK, r.Category, r.Retry, r.Message = true, result.Succeeded, result.Never, "the command exited 0"
 	case a.exited:
 		r.Category, r.Retry, r.Message = result.ConfirmedFailure, result.Never, fmt.Sprintf("the command exited %d %s", a.code, a.signal)
+	case a.hostKey:
+		r.Category, r.Retry, r.Message = result.LocalFailure, result.Never, fmt.Sprintf("the server's host key does not match known_hosts (%v): nothing was sent; no retry to that host until a person has looked", a.err)
 	case a.refusal != "":
 		r.Category, r.Retry, r.Message = a.refusal, result.Never, fmt.Sprintf("refused: %v", a.err)
 		if a.refusal == result.RateLimited {
@@ -114,7 +119,9 @@ func try(ctx context.Context, t tool.Target) (a attempt) {
 	sc, chans, reqs, err := ssh.NewClientConn(conn, t.Addr, cfg)
 	if err != nil {
 		a.err = err
-		if len(authTried) > 0 && !transport(err) {
+		var keyErr *knownhosts.KeyError
+		a.hostKey = errors.As(err, &keyErr)
+		if len(authTried) > 0 && !a.hostKey && !transport(err) {
 			a.refusal = result.AuthenticationFailed
 		}
 		return a
