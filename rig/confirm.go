@@ -123,33 +123,45 @@ func needsConfirming(ctx context.Context, cr caseResult, busy string, budget tim
 }
 
 // confirmAlone runs each case again with nothing else in flight, and hands
-// each final report to done: the alone run's, with both runs recorded. The
-// first run's transcript is kept beside the alone run's, as NAME.busy.json.
+// each final report to done: the alone run's, with both runs recorded.
 func (r *runner) confirmAlone(ctx context.Context, pending []toConfirm, done func(i int, cr report.CaseReport)) {
 	for _, p := range pending {
 		if ctx.Err() != nil {
 			done(p.i, p.first) // not confirmed: it stands as it was seen
 			continue
 		}
-		first := p.first
-		if first.Transcript != "" && r.o.Out != nil {
-			busyName := strings.TrimSuffix(first.Transcript, ".json") + ".busy.json"
-			if err := os.Rename(filepath.Join(r.o.Out.Path, first.Transcript), filepath.Join(r.o.Out.Path, busyName)); err == nil {
-				first.Transcript = busyName
-			}
-		}
-		caseGate.Lock()
-		alone := r.runCase(ctx, p.c).CaseReport
-		caseGate.Unlock()
-		if r.o.Out != nil {
-			r.o.Out.ended(alone.CorrelationID)
-		}
-		alone.ConfirmedAlone = &report.ConfirmedAlone{Busy: p.busy, First: first.RunOf(), Alone: alone.RunOf()}
-		// The first run's final word: its verdict is the alone run's.
-		r.logVerdictAs(first.CorrelationID, alone, map[string]any{"confirmed_by": alone.CorrelationID,
-			"first_verdict": string(first.Verdict), "first_violations": first.Violations, "busy": p.busy})
-		done(p.i, alone)
+		done(p.i, r.confirmOne(ctx, p.c, p.first, p.busy, nil).CaseReport)
 	}
+}
+
+// confirmOne runs c again with nothing else of this process in flight and
+// returns the alone run, which records both runs. The first run's
+// transcript is kept beside the alone run's, as NAME.busy.json, and the
+// first run's last verdict event is the alone run's. measure, if not nil,
+// is called around the alone run (the preflight measures a case's cost
+// there: rig/sizing.go).
+func (r *runner) confirmOne(ctx context.Context, c matrix.Case, first report.CaseReport, busy string, measure func(run func())) caseResult {
+	if first.Transcript != "" && r.o.Out != nil {
+		busyName := strings.TrimSuffix(first.Transcript, ".json") + ".busy.json"
+		if err := os.Rename(filepath.Join(r.o.Out.Path, first.Transcript), filepath.Join(r.o.Out.Path, busyName)); err == nil {
+			first.Transcript = busyName
+		}
+	}
+	if measure == nil {
+		measure = func(run func()) { run() }
+	}
+	var alone caseResult
+	caseGate.Lock()
+	measure(func() { alone = r.runCase(ctx, c) })
+	caseGate.Unlock()
+	if r.o.Out != nil {
+		r.o.Out.ended(alone.CorrelationID)
+	}
+	alone.ConfirmedAlone = &report.ConfirmedAlone{Busy: busy, First: first.RunOf(), Alone: alone.RunOf()}
+	// The first run's final word: its verdict is the alone run's.
+	r.logVerdictAs(first.CorrelationID, alone.CaseReport, map[string]any{"confirmed_by": alone.CorrelationID,
+		"first_verdict": string(first.Verdict), "first_violations": first.Violations, "busy": busy})
+	return alone
 }
 
 // confirmedNote is a progress line's note on a case confirmed alone.

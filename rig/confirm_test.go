@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -175,5 +177,73 @@ func TestRestsOnTiming(t *testing.T) {
 		if got := restsOnTiming(tc.cr, tc.cutMissed, 5*time.Second); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// gaveUpFirstTool gives up on its first n runs as a tool starved of the
+// machine does (local_failure, nothing sent, after waiting out most of its
+// handshake deadline) and is the reference from then on.
+type gaveUpFirstTool struct {
+	n     int64
+	calls *atomic.Int64
+}
+
+func (g gaveUpFirstTool) Name() string { return "gave-up-first" }
+
+func (g gaveUpFirstTool) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	if g.calls.Add(1) > g.n {
+		tools.Reference{}.Run(ctx, t, stdout, stderr)
+		return
+	}
+	b, _ := result.Result{Category: result.LocalFailure, Operation: t.Operation, Retry: result.Bounded,
+		CorrelationID: t.CorrelationID, Message: "handshake: i/o timeout; nothing was sent"}.Marshal()
+	stdout.Write(append(b, '\n'))
+}
+
+// preflightBeside runs the rig on one case with the given tool while, to
+// this process, another run's case is in flight, as when several runs share
+// it (a test package running mutants in parallel).
+func preflightBeside(t *testing.T, tl tool.Tool) (*report.Report, error) {
+	t.Helper()
+	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	casesInFlight.Add(1)
+	defer casesInFlight.Add(-1)
+	return Run(context.Background(), Options{Tool: tl, Cases: cases, Budget: 2 * time.Second})
+}
+
+// TestPreflightTimingFailureBesideOthersIsConfirmedAlone: a preflight whose
+// tool gave up while another run's case was in flight is run again alone;
+// the run goes on, and the preflight's report keeps both runs. (Not
+// parallel: it holds casesInFlight up, which the package's parallel tests
+// would read as a busy machine.)
+func TestPreflightTimingFailureBesideOthersIsConfirmedAlone(t *testing.T) {
+	calls := new(atomic.Int64)
+	rep, err := preflightBeside(t, gaveUpFirstTool{n: 1, calls: calls})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if rep.Summary.Pass != 1 || calls.Load() != 3 {
+		t.Fatalf("%s, %d tool runs, want 1 pass after 3 runs", rep.SummaryLine(), calls.Load())
+	}
+	ca := rep.Preflight.Case.ConfirmedAlone
+	if ca == nil || ca.Busy == "" || ca.First.Verdict != report.Fail || ca.Alone.Verdict != report.Pass {
+		t.Fatalf("the preflight's record of both runs: %+v", ca)
+	}
+}
+
+// TestPreflightTimingFailureAloneStops: a tool that gives up alone too
+// fails the preflight, with both runs recorded.
+func TestPreflightTimingFailureAloneStops(t *testing.T) {
+	calls := new(atomic.Int64)
+	rep, err := preflightBeside(t, gaveUpFirstTool{n: 2, calls: calls})
+	var pe *report.PreflightError
+	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "local_failure/bounded on a case with no fault") {
+		t.Fatalf("run: %v, want the preflight's error", err)
+	}
+	if calls.Load() != 2 || rep.Preflight.Case.ConfirmedAlone == nil || rep.Preflight.Case.ConfirmedAlone.Alone.Verdict != report.Fail {
+		t.Fatalf("%d tool runs, the preflight's record %+v", calls.Load(), rep.Preflight.Case)
 	}
 }

@@ -236,9 +236,7 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 		rep.Preflight = report.Preflight{Error: err.Error()}
 		return rep, nil, &report.PreflightError{Reason: err.Error()}
 	}
-	probe := startCostProbe() // rig/sizing.go: the preflight measures what a case costs
-	pre := r.preflight(ctx)
-	spent := probe.finish()
+	pre, spent := r.preflight(ctx)
 	if pre.Error != "" {
 		rep.Preflight = pre
 		return rep, nil, &report.PreflightError{Reason: pre.Error, Case: pre.Case}
@@ -753,26 +751,29 @@ func (r *runner) serverGone(ctx context.Context) string {
 	return msg
 }
 
-// preflight proves the chain is invocable before any case runs.
-func (r *runner) preflight(ctx context.Context) report.Preflight {
+// preflight proves the chain is invocable before any case runs, and
+// measures what a case of this tool costs (rig/sizing.go). A preflight that
+// failed on timing while the machine was busy (other runs of this process
+// in flight, or more runnable work than cores) is run again alone, as a
+// case is (rig/confirm.go): a starved tool that gave up is no proof that
+// the chain is broken. The alone run's word is the preflight's, and its
+// cost the one measured.
+func (r *runner) preflight(ctx context.Context) (report.Preflight, cost) {
 	c := matrix.Case{ID: "preflight", Moment: fault.None, Disposition: fault.Survive, Operation: matrix.DefaultOperation}
-	cr := r.runCase(ctx, c)
-	p := report.Preflight{Case: &cr.CaseReport}
-	switch {
-	case cr.ParseError != "":
-		p.Error = "the tool's result does not parse: " + cr.ParseError
-	case cr.Reported == nil && cr.Reason != "":
-		p.Error = cr.Reason
-	case cr.Reported == nil:
-		p.Error = "the tool printed no result"
-	case cr.Reported.Category != result.Succeeded:
-		p.Error = fmt.Sprintf("the tool reported %s/%s on a case with no fault: %s", cr.Reported.Category, cr.Reported.Retry, cr.Reported.Message)
-	case cr.Truth == nil || cr.Truth.Starts != 1 || cr.Truth.Completes != 1:
-		p.Error = "the ledger does not show exactly one start and one complete for the preflight's id"
-		if cr.Truth != nil {
-			p.Error += fmt.Sprintf(" (starts %d, completes %d)", cr.Truth.Starts, cr.Truth.Completes)
+	probe := startCostProbe()
+	cr, busy := r.runBeside(ctx, c)
+	spent := probe.finish()
+	if preflightError(cr) != "" && needsConfirming(ctx, cr, busy, r.budget(c)) {
+		if r.o.Progress != nil {
+			fmt.Fprintf(r.o.Progress, "sshrig: the preflight failed on timing while %s; running it again alone\n", busy)
 		}
+		cr = r.confirmOne(ctx, c, cr.CaseReport, busy, func(run func()) {
+			probe := startCostProbe()
+			run()
+			spent = probe.finish()
+		})
 	}
+	p := report.Preflight{Case: &cr.CaseReport, Error: preflightError(cr)}
 	if p.Error != "" {
 		p.Error = invocableReason(r.o.Tool, p.Error, cr.answered) + cr.diag.String()
 	}
@@ -782,7 +783,29 @@ func (r *runner) preflight(ctx context.Context) report.Preflight {
 	if p.Error == "" {
 		r.conversation = cr.conversation
 	}
-	return p
+	return p, spent
+}
+
+// preflightError says why the preflight's case run does not prove the
+// chain invocable, or "".
+func preflightError(cr caseResult) string {
+	switch {
+	case cr.ParseError != "":
+		return "the tool's result does not parse: " + cr.ParseError
+	case cr.Reported == nil && cr.Reason != "":
+		return cr.Reason
+	case cr.Reported == nil:
+		return "the tool printed no result"
+	case cr.Reported.Category != result.Succeeded:
+		return fmt.Sprintf("the tool reported %s/%s on a case with no fault: %s", cr.Reported.Category, cr.Reported.Retry, cr.Reported.Message)
+	case cr.Truth == nil || cr.Truth.Starts != 1 || cr.Truth.Completes != 1:
+		why := "the ledger does not show exactly one start and one complete for the preflight's id"
+		if cr.Truth != nil {
+			why += fmt.Sprintf(" (starts %d, completes %d)", cr.Truth.Starts, cr.Truth.Completes)
+		}
+		return why
+	}
+	return ""
 }
 
 func truthReport(t reconcile.Truth, established bool) *reconcile.TruthReport {
