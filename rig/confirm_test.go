@@ -180,9 +180,9 @@ func TestRestsOnTiming(t *testing.T) {
 	}
 }
 
-// gaveUpFirstTool gives up on its first n runs as a tool starved of the
-// machine does (local_failure, nothing sent, after waiting out most of its
-// handshake deadline) and is the reference from then on.
+// gaveUpFirstTool answers its first n runs as a tool starved of the
+// machine does when its handshake deadline expires (local_failure, nothing
+// sent), at once and without connecting, and is the reference from then on.
 type gaveUpFirstTool struct {
 	n     int64
 	calls *atomic.Int64
@@ -203,15 +203,20 @@ func (g gaveUpFirstTool) Run(ctx context.Context, t tool.Target, stdout, stderr 
 // preflightBeside runs the rig on one case with the given tool while, to
 // this process, another run's case is in flight, as when several runs share
 // it (a test package running mutants in parallel).
-func preflightBeside(t *testing.T, tl tool.Tool) (*report.Report, error) {
+func preflightBeside(t *testing.T, tl tool.Tool) (*report.Report, string, error) {
 	t.Helper()
 	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir, err := CreateRunDir(filepath.Join(t.TempDir(), "run"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	casesInFlight.Add(1)
 	defer casesInFlight.Add(-1)
-	return Run(context.Background(), Options{Tool: tl, Cases: cases, Budget: 2 * time.Second})
+	rep, err := Run(context.Background(), Options{Tool: tl, Cases: cases, Budget: 2 * time.Second, Out: dir})
+	return rep, dir.Path, err
 }
 
 // TestPreflightTimingFailureBesideOthersIsConfirmedAlone: a preflight whose
@@ -221,10 +226,11 @@ func preflightBeside(t *testing.T, tl tool.Tool) (*report.Report, error) {
 // would read as a busy machine.)
 func TestPreflightTimingFailureBesideOthersIsConfirmedAlone(t *testing.T) {
 	calls := new(atomic.Int64)
-	rep, err := preflightBeside(t, gaveUpFirstTool{n: 1, calls: calls})
+	rep, dir, err := preflightBeside(t, gaveUpFirstTool{n: 1, calls: calls})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
+	checkLogAgrees(t, dir) // the preflight's runs included
 	if rep.Summary.Pass != 1 || calls.Load() != 3 {
 		t.Fatalf("%s, %d tool runs, want 1 pass after 3 runs", rep.SummaryLine(), calls.Load())
 	}
@@ -232,13 +238,16 @@ func TestPreflightTimingFailureBesideOthersIsConfirmedAlone(t *testing.T) {
 	if ca == nil || ca.Busy == "" || ca.First.Verdict != report.Fail || ca.Alone.Verdict != report.Pass {
 		t.Fatalf("the preflight's record of both runs: %+v", ca)
 	}
+	if v := lastVerdicts(t, dir)[ca.First.CorrelationID]["verdict"]; v != string(report.Pass) {
+		t.Errorf("the log's last verdict for the preflight's first run is %v, want pass (the alone run's)", v)
+	}
 }
 
 // TestPreflightTimingFailureAloneStops: a tool that gives up alone too
 // fails the preflight, with both runs recorded.
 func TestPreflightTimingFailureAloneStops(t *testing.T) {
 	calls := new(atomic.Int64)
-	rep, err := preflightBeside(t, gaveUpFirstTool{n: 2, calls: calls})
+	rep, _, err := preflightBeside(t, gaveUpFirstTool{n: 2, calls: calls})
 	var pe *report.PreflightError
 	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "local_failure/bounded on a case with no fault") {
 		t.Fatalf("run: %v, want the preflight's error", err)

@@ -763,7 +763,8 @@ func (r *runner) preflight(ctx context.Context) (report.Preflight, cost) {
 	probe := startCostProbe()
 	cr, busy := r.runBeside(ctx, c)
 	spent := probe.finish()
-	if preflightError(cr) != "" && needsConfirming(ctx, cr, busy, r.budget(c)) {
+	why := preflightError(cr)
+	if why != "" && needsConfirming(ctx, cr, busy, r.budget(c)) {
 		if r.o.Progress != nil {
 			fmt.Fprintf(r.o.Progress, "sshrig: the preflight failed on timing while %s; running it again alone\n", busy)
 		}
@@ -772,8 +773,9 @@ func (r *runner) preflight(ctx context.Context) (report.Preflight, cost) {
 			run()
 			spent = probe.finish()
 		})
+		why = preflightError(cr)
 	}
-	p := report.Preflight{Case: &cr.CaseReport, Error: preflightError(cr)}
+	p := report.Preflight{Case: &cr.CaseReport, Error: why}
 	if p.Error != "" {
 		p.Error = invocableReason(r.o.Tool, p.Error, cr.answered) + cr.diag.String()
 	}
