@@ -65,7 +65,9 @@ func (r *runner) runBeside(ctx context.Context, c matrix.Case) (cr caseResult, b
 // exchange never reached the case's moment, the tool's end of the
 // connection was gone before the rig got to the cut (its own deadlines
 // expired meanwhile), or the rig's own wait for the cut's effect ran out.
-func restsOnTiming(cr report.CaseReport, cutMissed bool, budget time.Duration) bool {
+// A hang judged with the machine's wait given back (hangStandsAlone,
+// rig/machinewait.go) does not rest on timing: alone it hangs too.
+func restsOnTiming(cr report.CaseReport, cutMissed, hangStandsAlone bool, budget time.Duration) bool {
 	switch cr.Verdict {
 	case report.Fail:
 		if len(cr.Violations) == 0 {
@@ -73,7 +75,7 @@ func restsOnTiming(cr report.CaseReport, cutMissed bool, budget time.Duration) b
 		}
 		timing, category := true, true
 		for _, v := range cr.Violations {
-			timing = timing && timingRules[v.Rule]
+			timing = timing && timingRules[v.Rule] && !(v.Rule == verdict.RuleHang && hangStandsAlone)
 			category = category && v.Assertion == report.AssertCategory
 		}
 		return timing || (category && (gaveUpUncut(cr) || ranOutUncut(cr, budget)))
@@ -119,7 +121,7 @@ type toConfirm struct {
 // needsConfirming reports whether cr is to be confirmed alone (the caller
 // keeps it for confirmAlone instead of counting it).
 func needsConfirming(ctx context.Context, cr caseResult, busy string, budget time.Duration) bool {
-	return busy != "" && ctx.Err() == nil && restsOnTiming(cr.CaseReport, cr.cutMissed, budget)
+	return busy != "" && ctx.Err() == nil && restsOnTiming(cr.CaseReport, cr.cutMissed, cr.hangStandsAlone, budget)
 }
 
 // confirmAlone runs each case again with nothing else in flight, and hands

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sshrig/sshrig/internal/eventlog"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/matrix"
@@ -42,7 +43,18 @@ func (s starvedTool) Run(ctx context.Context, t tool.Target, stdout, stderr io.W
 	tools.Reference{}.Run(ctx, t, stdout, stderr)
 }
 
+// busyMachine is a machine that made every case wait longer than any
+// grace, as one that starves a tool does: no hang has its wait given back.
+func busyMachine() func() (time.Duration, bool) {
+	return func() (time.Duration, bool) { return time.Hour, true }
+}
+
 func confirmRun(t *testing.T, always bool) (*report.Report, string) {
+	t.Helper()
+	return confirmRunOn(t, always, busyMachine)
+}
+
+func confirmRunOn(t *testing.T, always bool, machine func() func() (time.Duration, bool)) (*report.Report, string) {
 	t.Helper()
 	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0", "none.exit3", "started.reset.survive"})
 	if err != nil {
@@ -53,7 +65,7 @@ func confirmRun(t *testing.T, always bool) (*report.Report, string) {
 		t.Fatal(err)
 	}
 	rep, err := Run(context.Background(), Options{Tool: starvedTool{always: always, calls: new(atomic.Int64)}, Cases: cases,
-		Parallel: len(cases), Budget: time.Second, Grace: 300 * time.Millisecond, Out: dir})
+		Parallel: len(cases), Budget: time.Second, Grace: 300 * time.Millisecond, Out: dir, machineWait: machine})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +150,39 @@ func TestTimingFailureAloneCounts(t *testing.T) {
 	}
 }
 
+// TestHangWithTheMachinesWaitGivenBackStands: on a machine that made the
+// cases wait only briefly, that wait is given back before a tool counts as
+// hung; a tool still silent then would hang alone too, so its hang is not
+// run again alone.
+func TestHangWithTheMachinesWaitGivenBackStands(t *testing.T) {
+	quiet := func() func() (time.Duration, bool) {
+		return func() (time.Duration, bool) { return 10 * time.Millisecond, true }
+	}
+	rep, dir := confirmRunOn(t, true, quiet)
+	if rep.Summary.Fail != 3 {
+		t.Fatalf("summary %+v, want 3 fail", rep.Summary)
+	}
+	checkLogAgrees(t, dir)
+	for _, c := range rep.Cases {
+		if c.ConfirmedAlone != nil {
+			t.Errorf("%s: run again alone: %+v", c.ID, c.ConfirmedAlone)
+		}
+		if len(c.Violations) != 1 || c.Violations[0].Rule != verdict.RuleHang {
+			t.Errorf("%s: %v, want a hang", c.ID, c.Violations)
+		}
+	}
+	given := 0
+	err := eventlog.ReadFile(filepath.Join(dir, eventlog.FileName), func(_ int, e eventlog.Entry) error {
+		if e.Event == "tool_returned" && e.Data["wait_given_back"] == true {
+			given++
+		}
+		return nil
+	})
+	if err != nil || given != 3 {
+		t.Errorf("tool_returned with the wait given back: %d, want 3 (%v)", given, err)
+	}
+}
+
 func TestRestsOnTiming(t *testing.T) {
 	hang := report.Violation{Assertion: report.AssertNoBlind, Rule: verdict.RuleHang}
 	unsafe := report.Violation{Assertion: report.AssertCategory, Rule: verdict.RuleUnsafeCategory}
@@ -174,9 +219,17 @@ func TestRestsOnTiming(t *testing.T) {
 			Reported: &result.Result{Category: result.OutcomeUnknown}, ToolMS: 4100}, false, false},
 		{"pass", report.CaseReport{Verdict: report.Pass}, false, false},
 	} {
-		if got := restsOnTiming(tc.cr, tc.cutMissed, 5*time.Second); got != tc.want {
+		if got := restsOnTiming(tc.cr, tc.cutMissed, false, 5*time.Second); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+	// A hang judged with the machine's wait given back hangs alone too.
+	if restsOnTiming(report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{hang}}, false, true, 5*time.Second) {
+		t.Error("a hang with the machine's wait given back rests on timing")
+	}
+	noAnswer := report.Violation{Assertion: report.AssertCategory, Rule: verdict.RuleMCPNoAnswer}
+	if !restsOnTiming(report.CaseReport{Verdict: report.Fail, Violations: []report.Violation{noAnswer}}, false, true, 5*time.Second) {
+		t.Error("an MCP server's missing answer no longer rests on timing once a hang's wait is given back")
 	}
 }
 

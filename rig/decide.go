@@ -113,6 +113,9 @@ type caseResult struct {
 	// that rests on the schedule (engine.Evidence.MissedOnTiming), for
 	// rig/confirm.go.
 	cutMissed bool
+	// hangStandsAlone: the tool hung with the machine's wait given back
+	// (rig/machinewait.go), so alone it would have hung too.
+	hangStandsAlone bool
 }
 
 // take puts the decision into the case's record.

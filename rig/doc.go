@@ -11,8 +11,10 @@
 // ledger showing exactly one start and one complete. "Enabled" is not "works".
 // The preflight also measures what a case of the tool costs, and the run
 // starts no more cases at once than the machine can run without starving
-// them (sizing.go); a timing verdict seen while the machine was busy is
-// confirmed by running the case again alone (confirm.go).
+// them (sizing.go); before a tool counts as hung, the time the machine made
+// its case wait is given back (machinewait.go); a timing verdict seen while
+// the machine was busy is confirmed by running the case again alone
+// (confirm.go).
 //
 // A case run's verdict is decided in one place (decide, rig/decide.go) from
 // every fact that can change it, and the verdict event in the log is written

@@ -85,6 +85,11 @@ type Options struct {
 	// adds none. A sharded run adds none: each shard's preflight would add
 	// the same ones.
 	StepCases matrix.StepSelection
+
+	// machineWait starts a clock of how long the machine made a case wait
+	// (rig/machinewait.go); nil is the machine's own. Tests that play a
+	// starved tool say the machine was busy.
+	machineWait func() func() (time.Duration, bool)
 }
 
 func (o *Options) defaults() {
@@ -398,19 +403,25 @@ type toolRun struct {
 	stdoutBytes    int64 // all the tool printed on stdout
 	duration       time.Duration
 	hung           bool
-	exit           *tool.ProcessExit // for tools that run as programs
-	answer         *tool.Answer      // for tools that speak a protocol of their own
+	// machineWait bounds how long the machine made the case wait while the
+	// tool ran (machinewait.go); waitGivenBack says a hang was judged with
+	// all of it given back, so it would have been one alone too.
+	machineWait   time.Duration
+	waitGivenBack bool
+	exit          *tool.ProcessExit // for tools that run as programs
+	answer        *tool.Answer      // for tools that speak a protocol of their own
 }
 
 // invoke runs the tool against the case and gives up on it after the budget
-// plus grace. A hung in-process tool is released when the case ends and its
-// connections close; invoke's caller waits for that.
+// plus grace, plus the time the machine made it wait (awaitTool). A hung
+// in-process tool is released when the case ends and its connections
+// close; invoke's caller waits for that.
 func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (toolRun, <-chan struct{}) {
 	defer run.ToolReturned() // a stalled answer is released once the tool gave up
-	tctx, cancel := context.WithTimeout(ctx, t.Deadline+r.o.Grace)
+	tctx, cancel := context.WithCancel(ctx)
 	stdout, stderr := capbuf.New(maxStdout), capbuf.New(maxStderr)
 	done := make(chan struct{})
-	start := time.Now()
+	start, waited := time.Now(), r.startWaitClock()
 	var tr toolRun
 	go func() {
 		defer close(done)
@@ -426,10 +437,9 @@ func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (to
 		}
 		r.o.Tool.Run(tctx, t, stdout, stderr)
 	}()
-	select {
-	case <-done:
-	case <-tctx.Done():
-		tr.hung = ctx.Err() == nil
+	tr.hung, tr.waitGivenBack, tr.machineWait = awaitTool(ctx, done, waited, t.Deadline+r.o.Grace, r.o.Grace)
+	if tr.hung || ctx.Err() != nil {
+		cancel()
 		_, process := r.o.Tool.(tool.Process)
 		_, answerer := r.o.Tool.(tool.Answerer)
 		if process || answerer {
@@ -583,6 +593,7 @@ func (r *runner) caseReport(run *caseRun) caseResult {
 	cr.PartialUploads = run.evs.PartialUploads()
 	cr.Native, cr.NotApplicable = run.native, r.notApplicable()
 	cr.cutMissed = cr.Verdict == report.Inconclusive && run.ev.MissedOnTiming
+	cr.hangStandsAlone = run.tr.waitGivenBack
 	cr.ToolMS = run.tr.duration.Milliseconds()
 	if run.ev.Cut != nil {
 		cr.CutLatencyUS = run.ev.Cut.Latency.Microseconds()
@@ -637,7 +648,11 @@ func (r *runner) logRequest(c matrix.Case, t tool.Target) {
 
 // logReturned records how the tool's invocation ended.
 func (r *runner) logReturned(id string, tr toolRun) {
-	returned := map[string]any{"duration_ms": tr.duration.Milliseconds(), "hung": tr.hung, "stdout_bytes": tr.stdoutBytes}
+	returned := map[string]any{"duration_ms": tr.duration.Milliseconds(), "hung": tr.hung, "stdout_bytes": tr.stdoutBytes,
+		"machine_wait_ms": tr.machineWait.Milliseconds()}
+	if tr.hung {
+		returned["wait_given_back"] = tr.waitGivenBack
+	}
 	if tr.exit != nil {
 		returned["exit_code"], returned["pid"] = tr.exit.ExitCode, tr.exit.PID
 		if tr.exit.Signal != "" {

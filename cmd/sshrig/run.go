@@ -65,7 +65,9 @@ fires, c05 for its whole budget): beyond 16 the default matrix gains under
 0.2 s. A case whose verdict rests on timing (a hang, a tool that gave up before
 the moment) seen while the machine was busy runs again alone after the rest;
 its verdict is the alone run's, and report.json keeps both ("confirmed_alone";
-docs/performance.md).
+docs/performance.md). Before a tool counts as hung, the time the machine made
+the case wait (Linux's /proc/pressure, up to one grace) is given back; a hang
+that outlasts it would be one alone too and is not run again (docs/cli.md).
 
 Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 3 the rig could not run (including an inconclusive case or preflight).`,
