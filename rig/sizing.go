@@ -132,7 +132,7 @@ func (p *costProbe) finish() cost {
 func chooseParallel(explicit int, budget time.Duration, c cost) report.ParallelReport {
 	p := report.ParallelReport{CaseCPUMS: c.cpu.Milliseconds(), CaseWallMS: c.wall.Milliseconds(), Cores: c.cores,
 		BackgroundCores: math.Round(c.background*10) / 10, Load1: c.load1}
-	measured := fmt.Sprintf("a case of this tool cost %s of CPU in %s (the preflight); %d cores, %.1f of them busy with other work",
+	measured := fmt.Sprintf("a case of this tool cost %s of CPU in %s (the preflight); %d cores, other work wanting %.1f cores' worth",
 		c.cpu.Round(time.Millisecond), c.wall.Round(time.Millisecond), c.cores, p.BackgroundCores)
 	if !c.measured {
 		measured = fmt.Sprintf("a case of this tool cost %s of CPU in %s (the preflight); %d cores, their load unknown (no /proc/stat)",

@@ -44,7 +44,7 @@ func TestChooseParallel(t *testing.T) {
 		{"cheap tool, quiet machine", 0, cost{cpu: 30 * time.Millisecond, wall: 100 * time.Millisecond, cores: 2, measured: true}, DefaultParallel, "the most by default"},
 		// 0.45 s of CPU a case: 2 cores × 1.25 s / 0.45 s = 5.6 cases' worth.
 		{"slow start, quiet machine", 0, cost{cpu: 450 * time.Millisecond, wall: 500 * time.Millisecond, cores: 2, measured: true}, 5, "more than 5 at once"},
-		{"slow start, two hogs", 0, cost{cpu: 450 * time.Millisecond, wall: 700 * time.Millisecond, cores: 2, background: 2, measured: true}, minSized, "2.0 of them busy"},
+		{"slow start, two hogs", 0, cost{cpu: 450 * time.Millisecond, wall: 700 * time.Millisecond, cores: 2, background: 2, measured: true}, minSized, "other work wanting 2.0 cores' worth"},
 		{"slow start, saturated", 0, cost{cpu: 450 * time.Millisecond, wall: 3 * time.Second, cores: 2, background: 20, measured: true}, minSized, "at least 4 at once"},
 		// 2 × 1.25 s / 0.1 s = 25 cases alone; other work takes all but a quarter.
 		{"cheap tool, saturated", 0, cost{cpu: 100 * time.Millisecond, wall: time.Second, cores: 2, background: 30, measured: true}, 6, "a fairer share"},
