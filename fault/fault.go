@@ -150,6 +150,22 @@ type Step struct {
 	UploadBytes int64 `json:"upload_bytes,omitempty"`
 }
 
+// ConnectionRequest is the request a connection's arrival is in the
+// conversation. A step naming it (with an occurrence from 2: a later
+// connection, such as the one that carries a workload uploaded over the
+// first) holds at that connection's Handshake or Auth moment.
+const ConnectionRequest = "connection"
+
+// Fits reports whether the step can hold at moment m: a connection step
+// at the handshake or authentication of its connection, any other step at
+// prep-step or cleanup-step.
+func (s Step) Fits(m Moment) bool {
+	if s.Request == ConnectionRequest && s.UploadBytes == 0 {
+		return m == Handshake || m == Auth
+	}
+	return m.IsStep()
+}
+
 // Validate checks the step's values.
 func (s Step) Validate() error {
 	switch {

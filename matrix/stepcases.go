@@ -43,8 +43,11 @@ type StepSelection struct {
 // was sent (cleanup-step), a cut after the server received it and before it
 // answered, under each of StepCuts; and for an upload (SFTP writes, or
 // scp -t) before the workload, a cut after StepUploadBytes of the file.
-// Requests the moments already cut are left out: connection arrivals (the
-// accept moment), the case's first session channel (channel), the workload's
+// A later connection before the workload's request (the one that carries a
+// workload uploaded over the first) is cut at its handshake and at its
+// authentication (moments handshake and auth, held on that connection
+// only). Requests the moments already cut are left out: connection
+// arrivals (the accept moment), the case's first session channel (channel), the workload's
 // own request (exec), anything while the workload runs, and incidental
 // requests (fault.Incidental). A run of requests of one name (the writes
 // of an upload) yields one step, its first. capped counts the steps left out
@@ -71,7 +74,26 @@ func StepCases(conv []fault.Request) (cases []Case, capped int) {
 		if r.Place == fault.BeforeWorkload && (r.Name == "sftp-write" || r.Detail == "scp -t") {
 			upload = true
 		}
-		if same || r.Name == "connection" {
+		if r.Name == fault.ConnectionRequest {
+			// The first connection's handshake and authentication are the
+			// matrix's own moments; a later one's, before the workload
+			// (the connection that carries a workload uploaded over the
+			// first), are cut here.
+			if r.Occurrence > 1 && r.Place == fault.BeforeWorkload {
+				if steps == MaxSteps {
+					capped++
+					continue
+				}
+				steps++
+				st := fault.Step{Request: r.Name, Occurrence: r.Occurrence}
+				for _, m := range []fault.Moment{fault.Handshake, fault.Auth} {
+					name := fmt.Sprintf("%02d-connection-%s", pos, m)
+					cases = append(cases, stepCasesAt(name, m, st, fmt.Sprintf("%s of %s (conn %d), before the workload's request", m, r.Name, r.Conn))...)
+				}
+			}
+			continue
+		}
+		if same {
 			continue
 		}
 		var m fault.Moment

@@ -165,8 +165,8 @@ func (c Case) combinationProblems() []*CaseError {
 	switch {
 	case c.Moment.IsStep() && c.Step == nil:
 		add("moment", "%s belongs to step cases, which the rig makes from the tool's conversation after the preflight: select them with --cases 'step.*'", c.Moment)
-	case c.Step != nil && !c.Moment.IsStep():
-		add("step", "a step needs moment prep-step or cleanup-step, not %s", c.Moment)
+	case c.Step != nil && !c.Step.Fits(c.Moment):
+		add("step", "a step needs moment prep-step or cleanup-step (a connection step: handshake or auth), not %s", c.Moment)
 	case c.Step != nil:
 		if err := c.Step.Validate(); err != nil {
 			add("step", "%v", strings.TrimPrefix(err.Error(), "fault: "))

@@ -60,10 +60,10 @@ const (
 // "subsystem", "window-change", "signal", "keepalive@openssh.com", ...); the
 // rest are named here.
 const (
-	StepConnection = "connection"        // a proxied connection named its case
-	StepSession    = "session"           // a session channel was opened
-	StepSFTPPrefix = "sftp-"             // an SFTP request: "sftp-open", "sftp-write", "sftp-close", "sftp-setstat", ...
-	StepGlobal     = fault.GlobalRequest // prefix of a connection-level request's name
+	StepConnection = fault.ConnectionRequest // a proxied connection named its case
+	StepSession    = "session"               // a session channel was opened
+	StepSFTPPrefix = "sftp-"                 // an SFTP request: "sftp-open", "sftp-write", "sftp-close", "sftp-setstat", ...
+	StepGlobal     = fault.GlobalRequest     // prefix of a connection-level request's name
 	// StepSCPUpload records where a step case cut a legacy scp upload
 	// (Detail: the scp command and UploadCut's text). SFTP uploads are
 	// recorded by their failed sftp-write.

@@ -88,7 +88,7 @@ func (s Spec) Validate() error {
 	if s.Disposition != 0 && (s.Disposition < fault.Survive || s.Disposition > fault.RemoteKill) {
 		return fmt.Errorf("engine: invalid disposition %d", int(s.Disposition))
 	}
-	if s.Moment.IsStep() != (s.Step != nil) {
+	if s.Moment.IsStep() && s.Step == nil || s.Step != nil && !s.Step.Fits(s.Moment) {
 		return fmt.Errorf("engine: moment %s with step %v: a step case needs both", s.Moment, s.Step)
 	}
 	if s.Step != nil {

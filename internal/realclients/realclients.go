@@ -80,11 +80,13 @@ func Wrappers() []Wrapper {
 				{"exec.reset.hangup", verdict.RuleUnsafeCategory}, {"started.reset.survive", verdict.RuleUnsafeCategory},
 				{"finished.close.survive", verdict.RuleUnsafeCategory}},
 			// The upload's steps: sftp fails, local_failure. The run's
+			// connection (its handshake, its authentication) and its
 			// session, cut before its exec left: nothing ran, yet ssh's 255
 			// (reset) is "succeeded", its timeout's 137 (blackhole: ssh is
 			// killed before its keepalives give up) the script's failure.
 			Steps: slices.Concat(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
 				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
+				both("step.08-connection-handshake", verdict.RuleUnsafeCategory), both("step.08-connection-auth", verdict.RuleUnsafeCategory),
 				both("step.09-session", verdict.RuleUnsafeCategory))},
 		{Script: "docs/examples/sftp-cleanup-naive.sh", Needs: sftp,
 			Defect: "a cleanup (ssh rm -f) that fails after the script's exit status arrived makes the operation confirmed_failure",
@@ -95,7 +97,7 @@ func Wrappers() []Wrapper {
 			// is known. Every step before the workload passes.
 			Steps: slices.Concat(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
 				both("step.06-sftp-write", ""), both("step.07-sftp-close", ""), both("step.upload-64B", ""),
-				both("step.09-session", ""),
+				both("step.08-connection-handshake", ""), both("step.08-connection-auth", ""), both("step.09-session", ""),
 				both("step.12-session", verdict.RuleUnsafeCategory), both("step.13-exec", verdict.RuleUnsafeCategory))},
 		// A fixed remote name, as on a host of the tool's own: two execs
 		// (cat > job.sh, then sh job.sh); an sftp upload to job.sh; one to
@@ -110,21 +112,23 @@ func Wrappers() []Wrapper {
 			Caught: []Case{{"handshake.reset.survive", ""}, {"none.exit3", ""},
 				{"started.reset.survive", verdict.RuleBlindRetry}, {"finished.close.survive", verdict.RuleBlindRetry}},
 			// No step shows its defect: the copy's failure is not retried,
-			// and the run's session cut before its exec left nothing sent,
-			// so the retry is the first attempt (docs/matrix.md) and its
-			// result, succeeded, is exact.
+			// and the run's connection (handshake, authentication) or session
+			// cut before its exec left nothing sent, so the retry is the first
+			// attempt (docs/matrix.md) and its result, succeeded, is exact.
 			Steps: slices.Concat(both("step.03-subsystem", ""), both("step.04-sftp-stat", ""), both("step.05-sftp-open", ""),
 				both("step.06-sftp-write", ""), both("step.07-sftp-setstat", ""), both("step.08-sftp-close", ""),
-				both("step.upload-64B", ""), both("step.10-session", ""))},
+				both("step.upload-64B", ""), both("step.09-connection-handshake", ""), both("step.09-connection-auth", ""),
+				both("step.10-session", ""))},
 		{Script: "docs/examples/scp-legacy-honest.sh", Needs: scp},
 		{Script: "docs/examples/scp-legacy-naive.sh", Needs: scp,
 			Defect: "every non-zero exit of scp or ssh is confirmed_failure",
 			Caught: []Case{{"none.exit3", ""},
 				{"handshake.reset.survive", verdict.RuleUnsafeCategory}, {"started.reset.survive", verdict.RuleUnsafeCategory}},
 			// Every step is before the workload: the copy (scp -t, and the
-			// file cut after 64 bytes) and the run's session. Nothing ran,
+			// file cut after 64 bytes) and the run's connection and session. Nothing ran,
 			// yet scp's 1, ssh's 255 or timeout's 137 is "confirmed_failure".
 			Steps: slices.Concat(both("step.03-exec", verdict.RuleUnsafeCategory), both("step.upload-64B", verdict.RuleUnsafeCategory),
+				both("step.04-connection-handshake", verdict.RuleUnsafeCategory), both("step.04-connection-auth", verdict.RuleUnsafeCategory),
 				both("step.05-session", verdict.RuleUnsafeCategory))},
 		{Script: "docs/examples/controlmaster-honest.sh", Needs: openssh},
 		{Script: "docs/examples/controlmaster-naive.sh", Needs: openssh,

@@ -116,6 +116,15 @@ func (s *Server) pass(c *caseState, tc *tconn, sid int, m fault.Moment) {
 	s.emit(control.Event{Kind: control.MomentReached, Case: c.id, Conn: tc.n, Session: sid, Moment: m, Sent: tc.sent.Load()})
 }
 
+// armedOn says the case's moment may hold on connection tc: a moment armed
+// at a later connection of the tool's conversation (a step whose request
+// is a connection: the handshake or authentication of the connection that
+// carries an uploaded workload) holds on that connection only.
+func (c *caseState) armedOn(tc *tconn) bool {
+	st := c.arm.Step
+	return st == nil || st.Request != control.StepConnection || tc.stepArmed
+}
+
 // reach announces that connection tc (and session sid, if any) reached moment m.
 // If m is the case's armed moment and this is its first occurrence, the server
 // holds here until the rig releases the hold, the case ends or the server
@@ -129,7 +138,7 @@ func (s *Server) reach(c *caseState, tc *tconn, sid int, m fault.Moment) bool {
 		Moment:  m,
 		Sent:    tc.sent.Load(),
 	}
-	if c.arm.Moment != m || !c.fired.CompareAndSwap(false, true) {
+	if c.arm.Moment != m || !c.armedOn(tc) || !c.fired.CompareAndSwap(false, true) {
 		s.emit(ev)
 		return false
 	}

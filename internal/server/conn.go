@@ -73,7 +73,7 @@ func (s *Server) handleRaw(raw net.Conn) {
 	}
 
 	s.emit(control.Event{Kind: control.ConnAccepted, Case: c.id, Conn: tc.n})
-	s.emitRequest(c, tc, 0, control.StepConnection, true, "")
+	_, _, tc.stepArmed = s.emitRequest(c, tc, 0, control.StepConnection, true, "")
 	s.reach(c, tc, 0, fault.Accept)
 	if c.isEnded() {
 		return
@@ -92,6 +92,10 @@ type tconn struct {
 	s *Server
 	c *caseState
 	n int // the cutter's connection number
+	// stepArmed: this connection is the one of the tool's conversation the
+	// case is armed at (its handshake or authentication; caseState.armedOn).
+	// Set before the connection's first moment.
+	stepArmed bool
 
 	sent atomic.Int64
 
