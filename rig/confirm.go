@@ -29,7 +29,12 @@ import (
 
 // Every case run in this process holds caseGate shared, a confirmation
 // holds it alone: several runs in one process (a sharded test, a server)
-// do not run beside a confirmation either.
+// do not run beside a confirmation either. A run that confirms within
+// itself (Options.confirmWithinRun) also holds a gate of its own, shared
+// while its cases run beside each other and alone for its confirmations,
+// which hold caseGate shared: they wait for no other run, hold back none,
+// and still never run beside another run's confirmation. caseGate is
+// always taken first.
 var (
 	caseGate      sync.RWMutex
 	casesInFlight atomic.Int64
@@ -40,11 +45,17 @@ var (
 // the machine was busy meanwhile ("" when it was not).
 func (r *runner) runBeside(ctx context.Context, c matrix.Case) (cr caseResult, busy string) {
 	caseGate.RLock()
+	if r.ownGate != nil {
+		r.ownGate.RLock()
+	}
 	seq := casesStarted.Add(1)
 	others := casesInFlight.Add(1) - 1
 	cr = r.runCase(ctx, c)
 	after := casesInFlight.Add(-1)
 	startedSince := casesStarted.Load() != seq
+	if r.ownGate != nil {
+		r.ownGate.RUnlock()
+	}
 	caseGate.RUnlock()
 	switch {
 	case others > 0 || after > 0 || startedSince:
@@ -153,9 +164,9 @@ func (r *runner) confirmOne(ctx context.Context, c matrix.Case, first report.Cas
 		measure = func(run func()) { run() }
 	}
 	var alone caseResult
-	caseGate.Lock()
+	r.lockAlone()
 	measure(func() { alone = r.runCase(ctx, c) })
-	caseGate.Unlock()
+	r.unlockAlone()
 	if r.o.Out != nil {
 		r.o.Out.ended(alone.CorrelationID)
 	}
@@ -164,6 +175,26 @@ func (r *runner) confirmOne(ctx context.Context, c matrix.Case, first report.Cas
 	r.logVerdictAs(first.CorrelationID, alone.CaseReport, map[string]any{"confirmed_by": alone.CorrelationID,
 		"first_verdict": string(first.Verdict), "first_violations": first.Violations, "busy": busy})
 	return alone
+}
+
+// lockAlone keeps every other case of the process (of the run, for a run
+// that confirms within itself) from running beside a confirmation.
+func (r *runner) lockAlone() {
+	if r.ownGate == nil {
+		caseGate.Lock()
+		return
+	}
+	caseGate.RLock()
+	r.ownGate.Lock()
+}
+
+func (r *runner) unlockAlone() {
+	if r.ownGate == nil {
+		caseGate.Unlock()
+		return
+	}
+	r.ownGate.Unlock()
+	caseGate.RUnlock()
 }
 
 // confirmedNote is a progress line's note on a case confirmed alone.

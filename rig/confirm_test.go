@@ -309,3 +309,55 @@ func TestPreflightTimingFailureAloneStops(t *testing.T) {
 		t.Fatalf("%d tool runs, the preflight's record %+v", calls.Load(), rep.Preflight.Case)
 	}
 }
+
+// signalWriter closes ch the first time a write contains s.
+type signalWriter struct {
+	s    string
+	ch   chan struct{}
+	once bool
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	if !w.once && strings.Contains(string(p), w.s) {
+		w.once = true
+		close(w.ch)
+	}
+	return len(p), nil
+}
+
+// TestConfirmWithinRunHoldsBackNoOtherRun: a run that confirms within
+// itself (a defective tool's, in a test) holds back none of the process's
+// other runs while its cases run again alone; another run starts, runs
+// and ends meanwhile.
+func TestConfirmWithinRunHoldsBackNoOtherRun(t *testing.T) {
+	cases, err := matrix.Select(matrix.DefaultMatrix(), []string{"none.exit0", "none.exit3", "started.reset.survive"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	confirming := &signalWriter{s: "running each again alone", ch: make(chan struct{})}
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), Options{Tool: starvedTool{always: true, calls: new(atomic.Int64)}, Cases: cases,
+			Parallel: len(cases), Budget: 3 * time.Second, Grace: 300 * time.Millisecond, Progress: confirming,
+			machineWait: busyMachine, confirmWithinRun: true})
+		firstDone <- err
+	}()
+	select {
+	case <-confirming.ch:
+	case err := <-firstDone:
+		t.Fatalf("the starved run ended before it confirmed anything: %v", err)
+	}
+	// Its three confirmations take 3.3s each; this run needs a fraction of one.
+	other, err := Run(context.Background(), Options{Tool: tools.Reference{}, Cases: cases[:1]})
+	if err != nil || other.Summary.Pass != 1 {
+		t.Fatalf("the other run: %v %+v", err, other)
+	}
+	select {
+	case err := <-firstDone:
+		t.Fatalf("the other run waited for the starved run's confirmations to end (%v)", err)
+	default:
+	}
+	if err := <-firstDone; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -31,13 +31,20 @@ var matrixReps = flag.Int("sshrig.matrix-reps", 20, "consecutive whole-matrix ru
 
 func runTool(t *testing.T, tl tool.Tool, globs []string, out *RunDir) *report.Report {
 	t.Helper()
+	return runOptions(t, globs, Options{Tool: tl, Out: out})
+}
+
+// runOptions runs o on the default matrix's cases that globs select.
+func runOptions(t *testing.T, globs []string, o Options) *report.Report {
+	t.Helper()
 	cases, err := matrix.Select(matrix.DefaultMatrix(), globs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.Cases = cases
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Options{Tool: tl, Cases: cases, Out: out})
+	rep, err := Run(ctx, o)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}

@@ -90,6 +90,11 @@ type Options struct {
 	// (rig/machinewait.go); nil is the machine's own. Tests that play a
 	// starved tool say the machine was busy.
 	machineWait func() func() (time.Duration, bool)
+	// confirmWithinRun makes a confirmation alone hold back only this run's
+	// cases (rig/confirm.go), for tests that run a defective tool beside
+	// others: its alone runs cannot turn a failure into a pass, and its
+	// hangs would otherwise hold back every run of the process.
+	confirmWithinRun bool
 }
 
 func (o *Options) defaults() {
@@ -225,6 +230,9 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 	defer sess.Close()
 	env := sess.env
 	r := &runner{o: o, env: env, secrets: sess.secrets}
+	if o.confirmWithinRun {
+		r.ownGate = new(sync.RWMutex)
+	}
 
 	rep := &report.Report{
 		Version:    report.ReportVersion,
@@ -376,6 +384,9 @@ type runner struct {
 	// conversation is the preflight's (Preflight.Conversation): every case's
 	// is compared with it.
 	conversation []fault.Request
+	// ownGate, for a run that confirms within itself
+	// (Options.confirmWithinRun), is the gate its confirmations hold alone.
+	ownGate *sync.RWMutex
 }
 
 // addStepCases adds the step cases the options select to the run's cases,
