@@ -104,6 +104,17 @@ func Wrappers() []Wrapper {
 		// the absolute /tmp/job.sh. Every case has a host of its own
 		// (docs/server.md), so cases running at once never share the file.
 		{Script: "docs/examples/twoexec-fixed-honest.sh", Needs: openssh},
+		{Script: "docs/examples/twoexec-fixed-naive.sh", Needs: openssh,
+			Defect: "the second ssh's exit status is the outcome: 255 after job.sh started is \"the job failed\"",
+			Caught: []Case{{"handshake.reset.survive", ""}, {"none.exit3", ""},
+				{"exec.reset.hangup", verdict.RuleUnsafeCategory}, {"started.reset.survive", verdict.RuleUnsafeCategory},
+				{"finished.close.survive", verdict.RuleUnsafeCategory}},
+			// The copy (cat > job.sh) fails before anything ran: local_failure.
+			// The run's connection (handshake, authentication) and session,
+			// cut before its exec left: nothing ran, yet ssh's 255 or
+			// timeout's 137 is "the job failed".
+			Steps: slices.Concat(both("step.03-exec", ""), both("step.04-connection-handshake", verdict.RuleUnsafeCategory),
+				both("step.04-connection-auth", verdict.RuleUnsafeCategory), both("step.05-session", verdict.RuleUnsafeCategory))},
 		{Script: "docs/examples/sftp-fixed-honest.sh", Needs: sftp},
 		{Script: "docs/examples/sftp-tmp-honest.sh", Needs: sftp},
 		{Script: "docs/examples/scp-honest.sh", Needs: scp},
