@@ -83,7 +83,7 @@ func TestStepCasesLandEveryTime(t *testing.T) {
 	}
 }
 
-var pipelinedReps = flag.Int("sshrig.pipelined-reps", 3, "repetitions of every step case in TestPipelinedStepKnowledge (docs/performance.md runs it with 50: 200 case runs)")
+var pipelinedReps = flag.Int("sshrig.pipelined-reps", 3, "repetitions of every step case in TestPipelinedStepKnowledge (docs/performance.md runs it with 200: 800 case runs)")
 
 // TestPipelinedStepKnowledge: OpenSSH's client sends env and pty-req
 // without waiting for replies and its exec right behind them, so at a step
@@ -94,7 +94,7 @@ var pipelinedReps = flag.Int("sshrig.pipelined-reps", 3, "repetitions of every s
 // every time, and no case expects local_failure ("nothing was sent") where
 // the workload ran.
 //
-//	go test -race -run TestPipelinedStepKnowledge ./rig -args -sshrig.pipelined-reps=50
+//	go test -race -run TestPipelinedStepKnowledge ./rig -args -sshrig.pipelined-reps=200
 func TestPipelinedStepKnowledge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("repeats OpenSSH's step cases")
