@@ -88,13 +88,10 @@ func readWaitSample() (waitSample, bool) {
 		}
 		s.stalled += some
 	}
-	if b, err := os.ReadFile("/proc/stat"); err == nil {
-		s.steal = parseSteal(b)
+	if st, ok := readCPUStat(); ok {
+		s.steal = time.Duration(st.steal) * time.Second / userHz
 	}
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		s.selfCPU = time.Duration(ru.Utime.Nano()) + time.Duration(ru.Stime.Nano())
-	}
+	s.selfCPU = cpuOf(syscall.RUSAGE_SELF)
 	return s, true
 }
 
@@ -120,25 +117,9 @@ func parsePressureSome(b []byte) (time.Duration, bool) {
 	return 0, false
 }
 
-// userHz is the kernel's clock tick for /proc/stat, 100 on every Linux
-// architecture Go runs on.
+// userHz is the kernel's clock tick for /proc/stat's jiffies, 100 on every
+// Linux architecture Go runs on.
 const userHz = 100
-
-// parseSteal is /proc/stat's steal time of all cores together.
-func parseSteal(b []byte) time.Duration {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) > 8 && f[0] == "cpu" {
-			n, err := strconv.ParseUint(f[8], 10, 63)
-			if err != nil {
-				return 0
-			}
-			return time.Duration(n) * time.Second / userHz
-		}
-	}
-	return 0
-}
 
 // awaitTool waits for done until limit has passed since clock started
 // (clock is a waitClock's waited), then

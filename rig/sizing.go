@@ -172,21 +172,25 @@ func chooseParallel(explicit int, budget time.Duration, c cost) report.ParallelR
 // processCPU is the CPU time of this process and of its children that
 // ended (an external tool's process tree, the workload's shells).
 func processCPU() time.Duration {
-	var total time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		var ru syscall.Rusage
-		if syscall.Getrusage(who, &ru) == nil {
-			total += time.Duration(ru.Utime.Nano()) + time.Duration(ru.Stime.Nano())
-		}
+	return cpuOf(syscall.RUSAGE_SELF) + cpuOf(syscall.RUSAGE_CHILDREN)
+}
+
+// cpuOf is getrusage's user and system time of who (RUSAGE_SELF,
+// RUSAGE_CHILDREN), 0 when unknown.
+func cpuOf(who int) time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(who, &ru) != nil {
+		return 0
 	}
-	return total
+	return time.Duration(ru.Utime.Nano()) + time.Duration(ru.Stime.Nano())
 }
 
 // cpuStat is what /proc/stat says of all cores: jiffies busy and in all,
-// and how many processes are runnable now.
+// jiffies the hypervisor took them away (steal), and how many processes
+// are runnable now.
 type cpuStat struct {
-	busy, total uint64
-	running     int
+	busy, total, steal uint64
+	running            int
 }
 
 func readCPUStat() (cpuStat, bool) {
@@ -221,6 +225,9 @@ func parseCPUStat(b []byte) (cpuStat, bool) {
 				st.total += n
 				if i != 3 && i != 4 { // idle, iowait
 					st.busy += n
+				}
+				if i == 7 {
+					st.steal = n
 				}
 			}
 			sawCPU = true
