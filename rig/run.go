@@ -449,20 +449,33 @@ func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (to
 		r.o.Tool.Run(tctx, t, stdout, stderr)
 	}()
 	tr.hung, tr.waitGivenBack, tr.machineWait = awaitTool(ctx, done, waited, t.Deadline+r.o.Grace, r.o.Grace)
+	keep := func() {
+		tr.stdout, tr.stderr = stdout.Bytes(), stderr.Bytes()
+		tr.stdoutBytes = stdout.Total()
+	}
 	if tr.hung || ctx.Err() != nil {
-		cancel()
 		_, process := r.o.Tool.(tool.Process)
 		_, answerer := r.o.Tool.(tool.Answerer)
+		if !process && !answerer {
+			// An in-process tool writes straight into the buffers: what
+			// it printed in time is there now, and what it prints once
+			// cancelled answers the rig giving up, not the case. Kept
+			// later, it would be a race between the two.
+			keep()
+		}
+		cancel()
 		if process || answerer {
 			// Its process group is being killed (or it returns once ctx
-			// ends); the exit is on its way.
+			// ends); the exit is on its way, and what it wrote in time
+			// may still be in its pipes.
 			<-done
+			keep()
 		}
+	} else {
+		keep()
 	}
 	tr.duration = time.Since(start)
 	cancel()
-	tr.stdout, tr.stderr = stdout.Bytes(), stderr.Bytes()
-	tr.stdoutBytes = stdout.Total()
 	return tr, done
 }
 
