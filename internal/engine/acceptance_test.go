@@ -221,12 +221,19 @@ func TestCloseLeavesNothing(t *testing.T) {
 	if !res.exitMissing() {
 		t.Fatalf("client: %v", res.err)
 	}
-	bh, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: fault.Output, Cut: fault.Blackhole, Disposition: fault.Survive})
+	// The output moment comes once "one\n", its 4 bytes, were written; a
+	// larger N would never come, and the client would wait out ctx.
+	bh, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: fault.Output, Cut: fault.Blackhole, Disposition: fault.Survive, OutputBytes: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bcmd, _ := bh.Wrap("echo one; sleep 300")
 	runClientUntilCut(ctx, bh, bcmd)
+	select {
+	case <-bh.CutDone():
+	default:
+		t.Fatal("the blackhole at output never landed")
+	}
 
 	var pids []int
 	for _, e := range append(run.Events(), bh.Events()...) {
