@@ -2,6 +2,7 @@ package containers_test
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/sshrig/sshrig/containers"
@@ -38,32 +39,47 @@ func TestRealClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real clients through the whole default matrix")
 	}
-	l := containers.NewLauncher(t)
+	// Three wrappers at a time, each with a launcher of its own: a run
+	// mostly waits on its clients' keepalive timeouts, and rig's verdicts
+	// hold on a busy machine. t.Run may be called from goroutines.
+	const atOnce = 3
+	slots := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, w := range realclients.Wrappers() {
 		if w.Defect == "" && !onContainer[w.Script] {
 			continue // the client's side only: rig's TestRealClients runs it on the embedded target
 		}
-		t.Run(w.Script, func(t *testing.T) {
-			testpeer.Need(t, w.Needs...)
-			cases, steps, err := matrix.SplitSelection(matrix.DefaultMatrix(), w.CaseIDs())
-			if err != nil {
-				t.Fatal(err)
-			}
-			script, err := filepath.Abs(filepath.Join("..", w.Script))
-			if err != nil {
-				t.Fatal(err)
-			}
-			// At the default parallelism, not sized to the machine: the
-			// other packages' tests keep it busy, and a sized run would
-			// take the package past go test's ten minutes; a timing
-			// verdict seen while busy is confirmed alone either way.
-			rep, d := runRig(t, rig.Options{Tool: tools.External{Argv: []string{script}}, Cases: cases, Target: rig.Container(l), StepCases: steps,
-				Parallel: rig.DefaultParallel})
-			t.Logf("%s (%.1fs)", rep.SummaryLine(), d.Seconds())
-			for _, problem := range realclients.Check(w, rep.Preflight.StepCases, realclients.VerdictsOf(rep.Cases)) {
-				t.Error(problem)
-			}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			t.Run(w.Script, func(t *testing.T) { checkRealClient(t, w) })
 		})
 	}
+}
+
+// checkRealClient runs w on its cases and step cases in a container of its
+// own and checks its verdicts against its table entry.
+func checkRealClient(t *testing.T, w realclients.Wrapper) {
+	testpeer.Need(t, w.Needs...)
+	cases, steps, err := matrix.SplitSelection(matrix.DefaultMatrix(), w.CaseIDs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", w.Script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := containers.NewLauncher(t)
+	// At the default parallelism, not sized to the machine: the other
+	// packages' tests keep it busy, and a sized run would take the package
+	// past go test's ten minutes; a timing verdict seen while busy is
+	// confirmed alone either way.
+	rep, d := runRig(t, rig.Options{Tool: tools.External{Argv: []string{script}}, Cases: cases, Target: rig.Container(l), StepCases: steps,
+		Parallel: rig.DefaultParallel})
+	t.Logf("%s (%.1fs)", rep.SummaryLine(), d.Seconds())
 	noContainersOf(t, l)
+	for _, problem := range realclients.Check(w, rep.Preflight.StepCases, realclients.VerdictsOf(rep.Cases)) {
+		t.Error(problem)
+	}
 }

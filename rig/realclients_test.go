@@ -2,6 +2,7 @@ package rig
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,36 +23,53 @@ func TestRealClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real clients through the whole default matrix")
 	}
+	// Three wrappers at a time: a run spends most of its time waiting on
+	// its clients' keepalive timeouts at blackhole cases, not computing,
+	// and the rig's verdicts hold on a busy machine (a timing verdict seen
+	// while busy is confirmed alone). t.Parallel would allow go test's
+	// -parallel, the core count; t.Run may be called from goroutines.
+	const atOnce = 3
+	slots := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, w := range realclients.Wrappers() {
-		t.Run(w.Script, func(t *testing.T) {
-			testpeer.Need(t, w.Needs...)
-			cases, steps, err := matrix.SplitSelection(matrix.DefaultMatrix(), w.CaseIDs())
-			if err != nil {
-				t.Fatal(err)
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			defer cancel()
-			out, err := CreateRunDir(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			// At the default parallelism, not sized to the machine: the other
-			// packages' tests keep it busy, and a sized run of every wrapper
-			// would take the package past go test's ten minutes; a timing
-			// verdict seen while busy is confirmed alone either way.
-			rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, StepCases: steps, Out: out,
-				Parallel: DefaultParallel})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Log(rep.SummaryLine())
-			if err := out.Close(); err != nil {
-				t.Fatal(err)
-			}
-			checkLogAgrees(t, out.Path) // the log and the report agree
-			for _, problem := range realclients.Check(w, rep.Preflight.StepCases, realclients.VerdictsOf(rep.Cases)) {
-				t.Error(problem)
-			}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			t.Run(w.Script, func(t *testing.T) { checkRealClient(t, w) })
 		})
+	}
+}
+
+// checkRealClient runs w on its cases and step cases and checks its
+// verdicts against its table entry.
+func checkRealClient(t *testing.T, w realclients.Wrapper) {
+	testpeer.Need(t, w.Needs...)
+	cases, steps, err := matrix.SplitSelection(matrix.DefaultMatrix(), w.CaseIDs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := CreateRunDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At the default parallelism, not sized to the machine: the other
+	// packages' tests keep it busy, and a sized run of every wrapper would
+	// take the package past go test's ten minutes; a timing verdict seen
+	// while busy is confirmed alone either way.
+	rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, StepCases: steps, Out: out,
+		Parallel: DefaultParallel})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(rep.SummaryLine())
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkLogAgrees(t, out.Path) // the log and the report agree
+	for _, problem := range realclients.Check(w, rep.Preflight.StepCases, realclients.VerdictsOf(rep.Cases)) {
+		t.Error(problem)
 	}
 }

@@ -142,6 +142,7 @@ func TestMatrix(t *testing.T) {
 	env := startEnv(t, Options{})
 	for _, mc := range engineMatrix() {
 		t.Run(mc.String(), func(t *testing.T) {
+			t.Parallel() // cases share the server as in a run; its blackhole cases wait on the client's liveness
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			res, ev := runCase(t, ctx, env, mc)
