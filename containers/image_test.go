@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,9 @@ func mustBusybox(t testing.TB) []ctxFile {
 	return files
 }
 
+// builtTagRE finds the server image a run built, in its progress line.
+var builtTagRE = regexp.MustCompile(`building image (\S+) \(FROM`)
+
 // --image REF starts from a local base image of the user's: it must be
 // there (nothing is pulled) and have /bin/sh.
 func TestBaseImage(t *testing.T) {
@@ -173,7 +177,11 @@ func TestBaseImage(t *testing.T) {
 	labels := map[string]string{LabelRig: "true", LabelRun: "test-base-image"}
 	// A base of the user's: busybox, no sshrig, a port of its own
 	// (labelled, so gc --images removes it).
-	withSh := &buildContext{dockerfile: "FROM scratch\nCOPY rootfs/ /\nEXPOSE 8080/tcp\n", files: mustBusybox(t)}
+	// A file of this test's own makes the base, and so the server image
+	// built on it, new: one left by an earlier run would be reused, and
+	// the build this test reads would not happen.
+	nonce := ctxFile{name: "rootfs/etc/sshrig-test-base", mode: 0o644, data: []byte(t.Name() + " " + time.Now().Format(time.RFC3339Nano) + "\n")}
+	withSh := &buildContext{dockerfile: "FROM scratch\nCOPY rootfs/ /\nEXPOSE 8080/tcp\n", files: append(mustBusybox(t), nonce)}
 	if _, err := build(ctx, cli, withSh.tar(), "sshrig-test-base:sh", labels); err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +200,9 @@ func TestBaseImage(t *testing.T) {
 		"--cases", "none.exit0,started.reset.survive,exit-status.reset.exit3", "--out", filepath.Join(t.TempDir(), "run"))
 	if r.code != 0 || !strings.Contains(r.stderr, "FROM sshrig-test-base:sh") || !strings.Contains(r.stdout, "3 pass") {
 		t.Errorf("--image sshrig-test-base:sh: exit %d", r.code)
+	}
+	if m := builtTagRE.FindStringSubmatch(r.stderr); m != nil {
+		t.Cleanup(func() { cli.ImageRemove(context.Background(), m[1], client.ImageRemoveOptions{Force: true}) })
 	}
 
 	// Whatever the base exposes, only the SSH and control ports are published.
