@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sshrig/sshrig/internal/testpeer"
@@ -74,37 +75,52 @@ func TestDocsCommands(t *testing.T) {
 	sshrigOnPath(t)
 	files, _ := filepath.Glob("../../docs/*.md")
 	total := 0
+	// Four commands at a time: most are whole runs that spend their time
+	// waiting on a tool's timeouts, and a run's verdicts hold on a busy
+	// machine. t.Parallel would allow go test's -parallel, the core count;
+	// t.Run may be called from goroutines.
+	const atOnce = 4
+	slots := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, file := range files {
 		for _, c := range docCommands(t, file) {
 			total++
 			name := filepath.Base(c.file) + ":" + strconv.Itoa(c.line)
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				testpeer.Need(t, docPeers(t, c.cmd)...)
-				line := c.cmd
-				// Runs go to a directory of the test's, quietly.
-				if strings.HasPrefix(line, "sshrig run ") || line == "sshrig run" || strings.HasPrefix(line, "sshrig reconcile ") {
-					line += " --out \"$RUNDIR\" -q"
-				}
-				cmd := exec.Command("sh", "-c", line)
-				cmd.Dir = "../.."
-				cmd.Env = append(os.Environ(), "RUNDIR="+t.TempDir())
-				out, err := cmd.CombinedOutput()
-				code := 0
-				var ee *exec.ExitError
-				if errors.As(err, &ee) {
-					code = ee.ExitCode()
-				} else if err != nil {
-					t.Fatal(err)
-				}
-				if code != c.exit {
-					t.Fatalf("%s\nexited %d, the doc says %d:\n%s", c.cmd, code, c.exit, out)
-				}
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				t.Run(name, func(t *testing.T) { runDocCommand(t, c) })
 			})
 		}
 	}
+	wg.Wait()
 	if total == 0 {
 		t.Fatal("no commands found in docs/*.md")
+	}
+}
+
+// runDocCommand runs c from the repository root and checks its exit status.
+func runDocCommand(t *testing.T, c docCommand) {
+	testpeer.Need(t, docPeers(t, c.cmd)...)
+	line := c.cmd
+	// Runs go to a directory of the test's, quietly.
+	if strings.HasPrefix(line, "sshrig run ") || line == "sshrig run" || strings.HasPrefix(line, "sshrig reconcile ") {
+		line += " --out \"$RUNDIR\" -q"
+	}
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "RUNDIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if code != c.exit {
+		t.Fatalf("%s\nexited %d, the doc says %d:\n%s", c.cmd, code, c.exit, out)
 	}
 }
 
