@@ -202,6 +202,7 @@ func TestMCPNaiveFails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the whole default matrix")
 	}
+	t.Parallel() // after the tests that count this process's children
 	bin := buildExample(t, "mcp-naive")
 	// Most of its cases wait out a blackhole: four at a time.
 	code, stdout, stderr, rep := sshrig(t, "run", "--tool", "mcp:"+bin, "--mcp-tool", "ssh_exec", "--parallel", "4")
@@ -311,6 +312,7 @@ func TestMCPSharedCachedConnection(t *testing.T) {
 // TestDocsMCPHTTP runs the streamable HTTP example of docs/mcp.md as written,
 // on a free port: the server the user starts, then the run against it.
 func TestDocsMCPHTTP(t *testing.T) {
+	t.Parallel() // after the tests that count this process's children
 	doc, err := os.ReadFile("../../docs/mcp.md")
 	if err != nil {
 		t.Fatal(err)

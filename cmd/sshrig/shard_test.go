@@ -22,6 +22,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the default matrix twice")
 	}
+	t.Parallel() // after the tests that count this process's children
 	dir := t.TempDir()
 	sshrig := func(args ...string) (int, string) {
 		var out bytes.Buffer
