@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -37,34 +38,49 @@ func TestLogAgreesWithReport(t *testing.T) {
 	t.Cleanup(func() {
 		t.Logf("%d tools, %d case runs: the log and the report agree on every one", len(all), compared.Load())
 	})
+	run := func(t *testing.T, tl tool.Tool) {
+		dir, err := CreateRunDir(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A mutant's confirmations hold back only its own run: nothing an
+		// alone run of a defective tool shows can make it pass, and its
+		// hangs, run again alone, would otherwise hold every test of the
+		// package back. The reference's hold the process as any run's do.
+		_, mutant := tl.(tools.Mutant)
+		rep := runOptions(t, globs, Options{Tool: tl, Out: dir, confirmWithinRun: mutant})
+		if err := dir.Close(); err != nil {
+			t.Fatal(err)
+		}
+		compared.Add(int64(checkLogAgrees(t, dir.Path)))
+		if m, ok := tl.(tools.Mutant); ok {
+			checkCaught(t, m, rep)
+		}
+	}
+	// mutant:no-deadlines never answers under a dead transport: it runs on
+	// its own first, so that its sixteen hangs are judged with the
+	// machine's wait given back (rig/machinewait.go) rather than each run
+	// again alone after a first pass beside the other tools. The others
+	// run five at a time: a case run mostly waits (t.Parallel would allow
+	// go test's -parallel, the core count; t.Run may be called from
+	// goroutines).
+	const atOnce = 5
+	slots := make(chan struct{}, atOnce)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, tl := range all {
-		// mutant:no-deadlines never answers under a dead transport: it runs
-		// on its own, before the parallel subtests start, so that its sixteen hangs are judged with
-		// the machine's wait given back (rig/machinewait.go) rather than
-		// each run again alone after a first pass beside the other tools.
-		alone := tl.Name() == "mutant:no-deadlines"
-		t.Run(tl.Name(), func(t *testing.T) {
-			if !alone {
-				t.Parallel() // a case run mostly waits: two tools at a time (GOMAXPROCS) take little more than one
-			}
-			dir, err := CreateRunDir(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			// A mutant's confirmations hold back only its own run: nothing
-			// an alone run of a defective tool shows can make it pass, and
-			// its hangs, run again alone, would otherwise hold every test
-			// of the package back. The reference's hold the process as any
-			// run's do.
-			_, mutant := tl.(tools.Mutant)
-			rep := runOptions(t, globs, Options{Tool: tl, Out: dir, confirmWithinRun: mutant})
-			if err := dir.Close(); err != nil {
-				t.Fatal(err)
-			}
-			compared.Add(int64(checkLogAgrees(t, dir.Path)))
-			if m, ok := tl.(tools.Mutant); ok {
-				checkCaught(t, m, rep)
-			}
+		if tl.Name() == "mutant:no-deadlines" {
+			t.Run(tl.Name(), func(t *testing.T) { run(t, tl) })
+		}
+	}
+	for _, tl := range all {
+		if tl.Name() == "mutant:no-deadlines" {
+			continue
+		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			t.Run(tl.Name(), func(t *testing.T) { run(t, tl) })
 		})
 	}
 }

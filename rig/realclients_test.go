@@ -23,6 +23,7 @@ func TestRealClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real clients through the whole default matrix")
 	}
+	t.Parallel() // beside TestReferenceStable, which computes while this waits
 	// Three wrappers at a time: a run spends most of its time waiting on
 	// its clients' keepalive timeouts at blackhole cases, not computing,
 	// and the rig's verdicts hold on a busy machine (a timing verdict seen

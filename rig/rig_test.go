@@ -58,6 +58,7 @@ func runOptions(t *testing.T, globs []string, o Options) *report.Report {
 // round's end), so 20 rounds take about as long as eight runs one after
 // another would, each waiting out its slowest case.
 func TestReferenceStable(t *testing.T) {
+	t.Parallel() // beside the tests that mostly wait (TestRealClients)
 	reps := *matrixReps
 	if testing.Short() {
 		reps = 1
