@@ -212,6 +212,7 @@ type overlapReport struct {
 // makes no request at all.
 func TestNaiveToolPageInBrowser(t *testing.T) {
 	browser(t)
+	t.Parallel() // its run and browser mostly wait; beside the page-size test
 	dir := runDir(t, "naive", "mutant:error-is-confirmed-failure", nil, rig.Repeat{})
 	file, runs := pageFile(t, dir)
 	rep := runs[0].Report

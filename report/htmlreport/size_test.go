@@ -30,6 +30,7 @@ func TestPageSizeDefaultMatrix20(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the default matrix")
 	}
+	t.Parallel() // beside the naive page's browser test
 	const rounds = 20
 	one := runDir(t, "one", "reference", nil, rig.Repeat{Times: 1, Seed: 20261203})
 	dir := filepath.Join(t.TempDir(), "twenty")
