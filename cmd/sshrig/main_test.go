@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,6 +24,12 @@ const testMainEnv = "SSHRIG_TEST_MAIN"
 func TestMain(m *testing.M) {
 	if os.Getenv(testMainEnv) == "1" {
 		os.Exit(runMain())
+	}
+	// This package's parallel tests are whole runs of the CLI that mostly
+	// wait on a tool's timeouts: four at a time, not one per core, unless
+	// -parallel is given (the command line is parsed after this).
+	if err := flag.Set("test.parallel", "4"); err != nil {
+		panic(err)
 	}
 	testscript.Main(m, map[string]func(){
 		"sshrig": func() { os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)) },
