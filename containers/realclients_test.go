@@ -39,10 +39,10 @@ func TestRealClients(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real clients through the whole default matrix")
 	}
-	// Three wrappers at a time, each with a launcher of its own: a run
+	// Two wrappers at a time, each with a launcher of its own: a run
 	// mostly waits on its clients' keepalive timeouts, and rig's verdicts
 	// hold on a busy machine. t.Run may be called from goroutines.
-	const atOnce = 3
+	const atOnce = 2
 	slots := make(chan struct{}, atOnce)
 	var wg sync.WaitGroup
 	defer wg.Wait()

@@ -35,7 +35,11 @@ if ! timeout -s KILL "$(left)" sftp -q -b "$tmp/batch" -P "$SSHRIG_PORT" "$@" "$
 	exit 0
 fi
 # The run: ssh's log says whether the request left and how the script ended.
-timeout -s KILL "$(left)" ssh -v -n "$@" -p "$SSHRIG_PORT" "$SSHRIG_HOST" "sh $job" >/dev/null 2>"$tmp/ssh.log"
+# It leaves the cleanup two seconds of the deadline: an ssh connection on a
+# busy machine can take more than one.
+run_for=$(( $(left) - 2 ))
+[ "$run_for" -ge 1 ] || run_for=1
+timeout -s KILL "$run_for" ssh -v -n "$@" -p "$SSHRIG_PORT" "$SSHRIG_HOST" "sh $job" >/dev/null 2>"$tmp/ssh.log"
 status=$(sed -n 's/^debug1: Exit status \([0-9][0-9]*\).*/\1/p' "$tmp/ssh.log" | tail -n 1)
 if [ "$status" = 0 ]; then
 	ok=true category=succeeded retry=never message="the script exited 0"
