@@ -212,20 +212,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	if e.follower != nil {
 		e.follower.Watch(spec.ID) // before anything can write its markers
 	}
-	req := control.Request{Op: control.OpSetupCase, Case: spec.ID}
-	// OutputBytes goes to the server whatever the moment: where output is
-	// not the armed moment, the server announces it unheld.
-	req.Arm = &control.Arm{Disposition: spec.Disposition, OutputBytes: spec.OutputBytes}
-	if spec.Moment.HasCut() {
-		req.Arm.Moment = spec.Moment
-	}
-	req.Arm.WorkloadRequest = spec.WorkloadRequest
-	req.Arm.Step = spec.Step
-	req.Arm.AnswerDelay = spec.AnswerDelay
-	req.DenyExec = spec.Refusal == fault.DenyExec
-	req.RejectSession = spec.Refusal == fault.RejectSession
-	req.RefusePTY = spec.RefusePTY
-	req.SharedHost = e.sharedHost.Load()
+	req := setupRequest(spec, e.sharedHost.Load())
 	if spec.Credential != 0 {
 		if err := r.makeCredential(&req); err != nil {
 			r.closeLocal()
@@ -259,6 +246,24 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		return nil, fmt.Errorf("engine: case %s: %w", spec.ID, err)
 	}
 	return r, nil
+}
+
+// setupRequest is the control request that sets case spec up on the
+// server.
+func setupRequest(spec Spec, sharedHost bool) control.Request {
+	req := control.Request{Op: control.OpSetupCase, Case: spec.ID}
+	// OutputBytes goes to the server whatever the moment: where output is
+	// not the armed moment, the server announces it unheld.
+	req.Arm = &control.Arm{Disposition: spec.Disposition, OutputBytes: spec.OutputBytes,
+		WorkloadRequest: spec.WorkloadRequest, Step: spec.Step, AnswerDelay: spec.AnswerDelay}
+	if spec.Moment.HasCut() {
+		req.Arm.Moment = spec.Moment
+	}
+	req.DenyExec = spec.Refusal == fault.DenyExec
+	req.RejectSession = spec.Refusal == fault.RejectSession
+	req.RefusePTY = spec.RefusePTY
+	req.SharedHost = sharedHost
+	return req
 }
 
 // makeCredential gives the case a key of its own and, for an expiring
