@@ -2,7 +2,6 @@ package containers_test
 
 import (
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/sshrig/sshrig/containers"
@@ -11,6 +10,7 @@ import (
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/rig"
+	"golang.org/x/sync/errgroup"
 )
 
 // onContainer names the honest wrappers whose whole matrix runs on the
@@ -42,18 +42,16 @@ func TestRealClients(t *testing.T) {
 	// Two wrappers at a time, each with a launcher of its own: a run
 	// mostly waits on its clients' keepalive timeouts, and rig's verdicts
 	// hold on a busy machine. t.Run may be called from goroutines.
-	const atOnce = 2
-	slots := make(chan struct{}, atOnce)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	var g errgroup.Group
+	g.SetLimit(2)
+	defer g.Wait()
 	for _, w := range realclients.Wrappers() {
 		if w.Defect == "" && !onContainer[w.Script] {
 			continue // the client's side only: rig's TestRealClients runs it on the embedded target
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
+		g.Go(func() error {
 			t.Run(w.Script, func(t *testing.T) { checkRealClient(t, w) })
+			return nil
 		})
 	}
 }

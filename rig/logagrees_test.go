@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/tool"
+	"golang.org/x/sync/errgroup"
 )
 
 // TestLogAgreesWithReport: for whole default-matrix runs of the reference
@@ -64,10 +64,9 @@ func TestLogAgreesWithReport(t *testing.T) {
 	// run five at a time: a case run mostly waits (t.Parallel would allow
 	// go test's -parallel, the core count; t.Run may be called from
 	// goroutines).
-	const atOnce = 5
-	slots := make(chan struct{}, atOnce)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	var g errgroup.Group
+	g.SetLimit(5)
+	defer g.Wait()
 	for _, tl := range all {
 		if tl.Name() == "mutant:no-deadlines" {
 			t.Run(tl.Name(), func(t *testing.T) { run(t, tl) })
@@ -77,10 +76,9 @@ func TestLogAgreesWithReport(t *testing.T) {
 		if tl.Name() == "mutant:no-deadlines" {
 			continue
 		}
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
+		g.Go(func() error {
 			t.Run(tl.Name(), func(t *testing.T) { run(t, tl) })
+			return nil
 		})
 	}
 }

@@ -2,7 +2,6 @@ package rig
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/sshrig/sshrig/internal/testpeer"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/matrix"
+	"golang.org/x/sync/errgroup"
 )
 
 // TestRealClients: each honest wrapper of a real client in docs/examples
@@ -29,15 +29,13 @@ func TestRealClients(t *testing.T) {
 	// and the rig's verdicts hold on a busy machine (a timing verdict seen
 	// while busy is confirmed alone). t.Parallel would allow go test's
 	// -parallel, the core count; t.Run may be called from goroutines.
-	const atOnce = 3
-	slots := make(chan struct{}, atOnce)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	var g errgroup.Group
+	g.SetLimit(3)
+	defer g.Wait()
 	for _, w := range realclients.Wrappers() {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
+		g.Go(func() error {
 			t.Run(w.Script, func(t *testing.T) { checkRealClient(t, w) })
+			return nil
 		})
 	}
 }

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sshrig/sshrig/internal/testpeer"
 	"github.com/sshrig/sshrig/result"
+	"golang.org/x/sync/errgroup"
 )
 
 // sshrigOnPath puts an "sshrig" that is this test binary on PATH.
@@ -79,22 +79,20 @@ func TestDocsCommands(t *testing.T) {
 	// waiting on a tool's timeouts, and a run's verdicts hold on a busy
 	// machine. t.Parallel would allow go test's -parallel, the core count;
 	// t.Run may be called from goroutines.
-	const atOnce = 4
-	slots := make(chan struct{}, atOnce)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	var g errgroup.Group
+	g.SetLimit(4)
+	defer g.Wait()
 	for _, file := range files {
 		for _, c := range docCommands(t, file) {
 			total++
 			name := filepath.Base(c.file) + ":" + strconv.Itoa(c.line)
-			slots <- struct{}{}
-			wg.Go(func() {
-				defer func() { <-slots }()
+			g.Go(func() error {
 				t.Run(name, func(t *testing.T) { runDocCommand(t, c) })
+				return nil
 			})
 		}
 	}
-	wg.Wait()
+	g.Wait()
 	if total == 0 {
 		t.Fatal("no commands found in docs/*.md")
 	}
