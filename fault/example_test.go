@@ -36,5 +36,5 @@ func ExampleParseCut() {
 	fmt.Println(err)
 	// Output:
 	// stall false <nil>
-	// unknown cut "rst" (valid: reset, close, blackhole, kill-helper, stall)
+	// unknown cut "rst" (valid: reset, close, blackhole, kill-helper, stall, vanish)
 }

@@ -232,12 +232,26 @@ const (
 	// tool has given up (its deadline passed) while the connection stays up
 	// and answers keepalives (seed 003's C05).
 	Stall
+	// Vanish removes the far end's state of the connection without a
+	// packet, as when the server's host rebooted: the tool hears nothing
+	// until it sends, and its next segment meets an RST. Only the kernel
+	// can drop the far end's own RST, so it needs the kernel network
+	// (--net kernel); the server sees its transport end, as after a reset.
+	Vanish
 )
 
-var cutNames = [...]string{Reset: "reset", Close: "close", Blackhole: "blackhole", KillHelper: "kill-helper", Stall: "stall"}
+var cutNames = [...]string{Reset: "reset", Close: "close", Blackhole: "blackhole", KillHelper: "kill-helper", Stall: "stall", Vanish: "vanish"}
 
 // Cuts returns every cut kind.
-func Cuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper, Stall} }
+func Cuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper, Stall, Vanish} }
+
+// KernelCuts returns the cut kinds the kernel network installs in the
+// kernel (--net kernel): there blackhole drops packets, reset is answered
+// by the kernel, and vanish exists only there.
+func KernelCuts() []Cut { return []Cut{Reset, Blackhole, Vanish} }
+
+// NeedsKernel reports whether c can only be made by the kernel network.
+func (c Cut) NeedsKernel() bool { return c == Vanish }
 
 // ConnectionCuts returns the cut kinds that end or silence the tool's
 // connection: every kind but Stall. The default matrix crosses them with
@@ -247,7 +261,7 @@ func ConnectionCuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper} 
 // TransportCuts returns the cut kinds the cutter performs on the socket itself.
 func TransportCuts() []Cut { return []Cut{Reset, Close, Blackhole} }
 
-func (c Cut) valid() bool { return c >= Reset && c <= Stall }
+func (c Cut) valid() bool { return c >= Reset && c <= Vanish }
 
 func (c Cut) String() string {
 	if !c.valid() {
@@ -258,7 +272,9 @@ func (c Cut) String() string {
 
 // DropsTransport reports whether the server side sees its transport end when
 // the cut happens (as opposed to a silent blackhole).
-func (c Cut) DropsTransport() bool { return c == Reset || c == Close || c == KillHelper }
+func (c Cut) DropsTransport() bool {
+	return c == Reset || c == Close || c == KillHelper || c == Vanish
+}
 
 // MarshalText implements encoding.TextMarshaler.
 func (c Cut) MarshalText() ([]byte, error) {
@@ -280,7 +296,7 @@ func (c *Cut) UnmarshalText(b []byte) error {
 
 // ParseCut parses a cut kind name such as "reset".
 func ParseCut(s string) (Cut, error) {
-	for c := Reset; c <= Stall; c++ {
+	for c := Reset; c <= Vanish; c++ {
 		if cutNames[c] == s {
 			return c, nil
 		}
