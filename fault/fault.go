@@ -250,6 +250,11 @@ func Cuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper, Stall, Van
 // by the kernel, and vanish exists only there.
 func KernelCuts() []Cut { return []Cut{Reset, Blackhole, Vanish} }
 
+// SilentToTool reports whether the tool hears nothing when the cut
+// happens: a blackhole never tells it, and after a vanish only its own next
+// segment meets an RST.
+func (c Cut) SilentToTool() bool { return c == Blackhole || c == Vanish }
+
 // NeedsKernel reports whether c can only be made by the kernel network.
 func (c Cut) NeedsKernel() bool { return c == Vanish }
 

@@ -158,9 +158,33 @@ func DefaultMatrix() []Case {
 // DefaultMatrixYAML is the embedded default matrix file, as written.
 func DefaultMatrixYAML() []byte { return append([]byte(nil), defaultMatrixYAML...) }
 
+//go:embed kernel.yaml
+var kernelMatrixYAML []byte
+
+// KernelMatrixFile is the kernel matrix's name in error messages.
+const KernelMatrixFile = "kernel.yaml (embedded)"
+
+// KernelMatrix is the embedded matrix of cuts only the kernel network makes
+// (matrix/kernel.yaml): every moment x vanish x the dispositions that
+// matter there. `sshrig run --net kernel` runs it after the default
+// matrix.
+func KernelMatrix() []Case {
+	cases, err := LoadMatrix(KernelMatrixFile, kernelMatrixYAML)
+	if err != nil {
+		panic("rig: the embedded kernel matrix does not load: " + err.Error())
+	}
+	return cases
+}
+
 // transportMatrix is every moment x cut x the dispositions that matter there:
 // the rows the default matrix file must contain (checked by a test).
 func transportMatrix() []Case {
+	return cutMatrix(fault.ConnectionCuts(), true)
+}
+
+// cutMatrix is every moment x cuts x the dispositions that matter there,
+// with the refuse and no-cut baselines when baselines is set.
+func cutMatrix(cuts []fault.Cut, baselines bool) []Case {
 	var cases []Case
 	add := func(c Case) {
 		if c.Operation == "" {
@@ -172,6 +196,8 @@ func transportMatrix() []Case {
 		switch {
 		case m.IsStep():
 			continue // step cases come from the tool's conversation (matrix/stepcases.go)
+		case !baselines && !m.HasCut():
+			continue
 		case m == fault.Refuse:
 			add(Case{ID: m.String(), Moment: m, Cut: fault.Reset, Disposition: fault.Survive,
 				Notes: "nothing accepts the TCP connection"})
@@ -183,7 +209,7 @@ func transportMatrix() []Case {
 			}
 			continue
 		}
-		for _, cut := range fault.ConnectionCuts() {
+		for _, cut := range cuts {
 			if m.Knowledge() == fault.ResultReceived {
 				for _, code := range []int{0, 3} {
 					add(Case{ID: fmt.Sprintf("%s.%s.exit%d", m, cut, code), Moment: m, Cut: cut, Disposition: fault.Survive, ExitCode: code})

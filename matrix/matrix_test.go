@@ -109,3 +109,22 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
+
+// The kernel matrix is every moment x vanish x the dispositions that
+// matter there, and nothing else.
+func TestKernelMatrixMatchesTheMoments(t *testing.T) {
+	got := KernelMatrix()
+	want := cutMatrix([]fault.Cut{fault.Vanish}, false)
+	if len(got) != len(want) {
+		t.Fatalf("kernel.yaml has %d cases, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		g := got[i].WithDefaults()
+		if g.ID != w.ID || g.Moment != w.Moment || g.Cut != w.Cut || g.Disposition != w.Disposition || g.ExitCode != w.ExitCode {
+			t.Errorf("case %d: file says %+v, want %+v", i, g, w)
+		}
+		if !g.Cut.NeedsKernel() {
+			t.Errorf("%s: cut %v is not a kernel-only cut", g.ID, g.Cut)
+		}
+	}
+}

@@ -25,10 +25,13 @@ const ReportFile = "report.json"
 
 // Report is report.json.
 type Report struct {
-	Version int       `json:"version"`
-	Tool    string    `json:"tool"`
-	Target  string    `json:"target"`
-	Where   string    `json:"where"`
+	Version int    `json:"version"`
+	Tool    string `json:"tool"`
+	Target  string `json:"target"`
+	Where   string `json:"where"`
+	// Net is where the tool met the server: "proxy" or "kernel"
+	// (docs/network.md); empty in reports written before it existed.
+	Net     string    `json:"net,omitempty"`
 	Started time.Time `json:"started"`
 	Budget  string    `json:"budget"`
 	// LogHead is the event log's head, "seq:hash": sshrig verify checks the

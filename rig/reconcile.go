@@ -29,7 +29,7 @@ type ReconcileOptions struct {
 // start, the same secrets kept out of the directory, the same event log. The
 // report is returned even when err is a *score.PreflightError.
 func Reconcile(ctx context.Context, o ReconcileOptions) (rep *score.Report, err error) {
-	sess, err := openSession(ctx, o.Target, o.Out)
+	sess, err := openSession(ctx, o.Target, NetProxy, o.Out)
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,9 @@ type Options struct {
 	// Target is where the SSH server runs; the zero value is the embedded
 	// target.
 	Target Target
+	// Net is where the tool meets the server (docs/network.md): NetProxy,
+	// the default, or NetKernel.
+	Net Net
 	// Out, when not nil, receives the run directory's files: the event log,
 	// a transcript per case and, when the run ends, report.json with the
 	// log's head. Nil leaves nothing behind: the event log assertion 4 is
@@ -111,6 +114,21 @@ func (o *Options) defaults() {
 		o.Settle = DefaultSettle
 	}
 }
+
+// Net is where the tool meets the server: the proxy on the rig's loopback
+// (NetProxy, the default), or the kernel network (NetKernel): the tool in a
+// network namespace of its own, blackhole, reset and vanish made by the
+// kernel (docs/network.md).
+type Net = engine.Net
+
+// The networks.
+const (
+	NetProxy  = engine.NetProxy
+	NetKernel = engine.NetKernel
+)
+
+// ParseNet parses a --net value.
+func ParseNet(s string) (Net, error) { return engine.ParseNet(s) }
 
 // ErrNoCases is returned for a run with nothing to execute.
 var ErrNoCases = errors.New("rig: no cases to run")
@@ -223,7 +241,7 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 	}
 	o.Cases = cases
 	started := time.Now()
-	sess, err := openSession(ctx, o.Target, o.Out)
+	sess, err := openSession(ctx, o.Target, o.Net, o.Out)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -239,12 +257,18 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 		Tool:       o.Tool.Name(),
 		Target:     o.Target.Name(),
 		Where:      env.Endpoint().Where,
+		Net:        string(env.Net()),
 		Started:    started.UTC(),
 		Budget:     o.Budget.String(),
 		Shard:      o.Shard,
 		WroteJUnit: o.JUnit,
 	}
 
+	if n, ok := o.Tool.(tool.Networker); ok {
+		if err := n.UseNetwork(env.ToolNetwork()); err != nil {
+			return nil, nil, fmt.Errorf("rig: %w", err)
+		}
+	}
 	if err := toolPreflight(ctx, o.Tool); err != nil {
 		rep.Preflight = report.Preflight{Error: err.Error()}
 		return rep, nil, &report.PreflightError{Reason: err.Error()}
@@ -494,6 +518,7 @@ func (r *runner) target(run *engine.Run, c matrix.Case) (tool.Target, error) {
 		Operation:     c.Operation,
 		Command:       cmd,
 		Deadline:      r.budget(c),
+		Network:       run.Network(),
 	}
 	if c.Draw != nil {
 		t.Seed = c.Draw.Seed

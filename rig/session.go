@@ -21,12 +21,12 @@ type session struct {
 
 // openSession starts the target and, when out is set, logs every server
 // event into it. The caller must Close the session.
-func openSession(ctx context.Context, target Target, out *RunDir) (*session, error) {
+func openSession(ctx context.Context, target Target, net Net, out *RunDir) (*session, error) {
 	launcher, err := target.engineLauncher()
 	if err != nil {
 		return nil, err
 	}
-	env, err := engine.Start(ctx, engine.Options{Launcher: launcher})
+	env, err := engine.Start(ctx, engine.Options{Launcher: launcher, Net: net})
 	if err != nil {
 		return nil, fmt.Errorf("rig: start server: %w", err)
 	}

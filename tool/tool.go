@@ -78,6 +78,53 @@ type Target struct {
 	// correlation id (docs/reconcile.md). It changes nothing. A tool whose
 	// attempt ended with outcome_unknown runs it before anything else.
 	Reconcile string
+
+	// Network is where the tool's connections must start; nil means this
+	// process's own network. Under the kernel network (--net kernel) Addr
+	// is reachable only from a network namespace of the rig's: an
+	// in-process tool dials with Dial, and an external tool is started
+	// with Start, so its process lives there.
+	Network Network
+}
+
+// Network is a network a tool's connections start in.
+type Network interface {
+	// Do runs fn on an OS thread inside the network: the sockets fn
+	// creates, and the processes it starts, live there.
+	Do(fn func() error) error
+}
+
+// Networker is a Tool that starts processes of its own outside any one
+// case's Target (a server the run shares): before the preflight the rig
+// tells it the Network they must start in (nil: this process's own). An
+// error means the tool cannot run there, and the run stops with it.
+type Networker interface {
+	UseNetwork(Network) error
+}
+
+// Dial connects to Addr with d from the tool's Network, as a tool must:
+// under the kernel network a plain dial from this process would not reach
+// the server.
+func (t Target) Dial(ctx context.Context, d *net.Dialer) (net.Conn, error) {
+	var c net.Conn
+	err := Within(t.Network, func() error {
+		var err error
+		c, err = d.DialContext(ctx, "tcp", t.Addr)
+		return err
+	})
+	return c, err
+}
+
+// Start runs start (for example an exec.Cmd's Start) inside the tool's
+// Network, so the process it starts connects from there.
+func (t Target) Start(start func() error) error { return Within(t.Network, start) }
+
+// Within runs fn inside n, or right here when n is nil.
+func Within(n Network, fn func() error) error {
+	if n == nil {
+		return fn()
+	}
+	return n.Do(fn)
 }
 
 // Host and Port split Addr.

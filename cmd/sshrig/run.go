@@ -33,6 +33,7 @@ type runFlags struct {
 	logCmds  bool
 	noPTY    bool
 	reading  string
+	net      string
 	targetFlags
 	mcp    mcpFlags
 	repeat repeatFlags // repeat.go
@@ -91,6 +92,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl.StringVar(&f.json, "json", "", "also write the JSON report to this file")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	f.targetFlags.register(fl)
+	fl.StringVar(&f.net, "net", string(rig.NetProxy), "where the tool meets the server: proxy (the rig's TCP proxy on loopback cuts) or kernel (the tool in a network namespace of its own; blackhole, reset and vanish made by the kernel with nftables; needs root; adds the vanish cases; docs/network.md)")
 	f.mcp.register(fl)
 	fl.DurationVar(&f.budget, "budget", rig.DefaultBudget, "deadline the tool gets per case; a tool still running after it (plus 2s grace) hangs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
@@ -131,7 +133,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()
-	o := rig.Options{Tool: p.tool, Cases: p.cases, Parallel: f.parallel, Budget: f.budget, Target: target, Out: dir, RefusePTY: f.noPTY, Repeat: p.repeat,
+	o := rig.Options{Tool: p.tool, Cases: p.cases, Parallel: f.parallel, Budget: f.budget, Target: target, Net: p.net, Out: dir, RefusePTY: f.noPTY, Repeat: p.repeat,
 		Shard: p.shard, JUnit: f.junit != "", StepCases: p.steps}
 	if !parallelChanged(cmd) {
 		o.Parallel = 0 // sized to the tool and the machine (rig/sizing.go)
@@ -143,7 +145,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		if len(p.steps.Globs) > 0 && p.shard == nil {
 			more = " (and the step cases of the tool's conversation, after the preflight)"
 		}
-		fmt.Fprintf(stderr, "sshrig: %d cases%s%s, tool %s, target %s, run directory %s\n", len(p.cases), more, shardNote(p.shard), p.tool.Name(), f.target, dirPath)
+		fmt.Fprintf(stderr, "sshrig: %d cases%s%s, tool %s, target %s, network %s, run directory %s\n", len(p.cases), more, shardNote(p.shard), p.tool.Name(), f.target, p.net, dirPath)
 	}
 	f.repeat.header(stderr, p.repeat)
 	rep, runErr := rig.Run(cmd.Context(), o)
@@ -175,6 +177,7 @@ type runPlan struct {
 	steps     matrix.StepSelection
 	repeat    rig.Repeat
 	shard     *report.ShardReport
+	net       rig.Net
 }
 
 // planRun checks the flags and selects the cases; an error is a usage
@@ -207,13 +210,36 @@ func planRun(f runFlags) (*runPlan, error) {
 	if err := readingFits(rd, t); err != nil {
 		return p, err
 	}
+	if p.net, err = rig.ParseNet(f.net); err != nil {
+		return p, usageError("--net: %v", err)
+	}
 	if p.all, err = loadMatrix(f.matrix); err != nil {
 		return p, err
+	}
+	if f.matrix == "" && p.net == rig.NetKernel {
+		p.all = append(p.all, matrix.KernelMatrix()...)
 	}
 	if err := p.selectCases(f); err != nil {
 		return p, err
 	}
-	return p, nil
+	return p, kernelCutsFit(p.cases, p.net, f.matrix)
+}
+
+// kernelCutsFit refuses a case whose cut only the kernel network makes
+// when the run is not on it.
+func kernelCutsFit(cases []matrix.Case, net rig.Net, file string) error {
+	if net == rig.NetKernel {
+		return nil
+	}
+	for _, c := range cases {
+		if c.Moment.HasCut() && c.Cut.NeedsKernel() {
+			if file == "" {
+				file = matrix.DefaultMatrixFile
+			}
+			return usageError("matrix %s: case %s: cut: %v needs the kernel network: run with --net kernel (docs/network.md)", file, c.ID, c.Cut)
+		}
+	}
+	return nil
 }
 
 // selectCases selects the plan's matrix and step cases, its repeats and

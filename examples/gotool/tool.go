@@ -94,8 +94,9 @@ func try(ctx context.Context, t tool.Target) (a attempt) {
 		a.err = err
 		return a
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", t.Addr)
+	// t.Dial, not net.Dial: under --net kernel the server is reachable only
+	// from the rig's tool namespace.
+	conn, err := t.Dial(ctx, &net.Dialer{})
 	if err != nil {
 		a.err = err
 		return a

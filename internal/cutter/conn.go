@@ -91,6 +91,8 @@ type conn struct {
 	stopped       chan struct{}
 	shaped        bool // slow-link faults are on
 	stopSignalled bool
+	// unfault removes a kernel fault that stays until the cutter closes.
+	unfault func() error
 }
 
 func newConn(n int, client *net.TCPConn) *conn {
@@ -334,16 +336,16 @@ func (cn *conn) withdrawLocked() {
 
 // cut stops connection cn once flush server->client bytes reached the client
 // and takes kind's socket action (see the package documentation).
-func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, hook func(int, int64, int64), wg *sync.WaitGroup) (Report, error) {
+func (cn *conn) cut(ctx context.Context, kind fault.Cut, flush int64, o *options, wg *sync.WaitGroup) (Report, error) {
 	start := time.Now()
-	if rep, err := cn.awaitFlush(ctx, kind, flush, hook); err != nil {
+	if rep, err := cn.awaitFlush(ctx, kind, flush, o.flushWaitHook); err != nil {
 		return rep, err
 	}
 	// awaitFlush returned with cn.mu held: nothing changed since the flush
 	// condition held.
 	flushWait := time.Since(start)
 	cn.stopPumpsLocked(kind)
-	return cn.finishCut(kind, flush, flushWait, wg)
+	return cn.finishCut(kind, flush, flushWait, o, wg)
 }
 
 // awaitFlush takes cn.mu and waits until the connection is open and flush
@@ -418,14 +420,18 @@ func (cn *conn) stopPumpsLocked(kind fault.Cut) {
 
 // finishCut takes kind's socket action on the stopped connection, unless
 // Cutter.Close got there first, and reports the cut.
-func (cn *conn) finishCut(kind fault.Cut, flush int64, flushWait time.Duration, wg *sync.WaitGroup) (Report, error) {
+func (cn *conn) finishCut(kind fault.Cut, flush int64, flushWait time.Duration, o *options, wg *sync.WaitGroup) (Report, error) {
 	cn.mu.Lock()
 	defer cn.mu.Unlock()
 	rep := Report{Conn: cn.n, Kind: kind, Flush: flush, Delivered: cn.toClient, FlushWait: flushWait, Unsent: -1}
 	if cn.state != stCutting {
 		return rep, fmt.Errorf("cutter: connection %d: %w while cutting", cn.n, ErrClosed)
 	}
-	if kind == fault.Reset {
+	kernel := o.kernelCut(kind)
+	if kind == fault.Reset || kernel {
+		// A kernel fault also waits: a rule installed while delivered
+		// bytes sit unsent would drop them.
+		//
 		// The kernel may hold the last bytes written back for a moment
 		// rather than transmit them (TCP small queues: a shaped pump's
 		// small pieces, or softirqs starved on a busy machine); an RST
@@ -436,7 +442,12 @@ func (cn *conn) finishCut(kind fault.Cut, flush int64, flushWait time.Duration, 
 		awaitSent(cn.client.TCPConn, sentLimit)
 	}
 	rep.Unsent = unsent(cn.client.TCPConn)
-	errs := cn.cutSocketsLocked(kind, wg)
+	var errs []error
+	if kernel {
+		errs = cn.kernelCutLocked(kind, o.kernel)
+	} else {
+		errs = cn.cutSocketsLocked(kind, wg)
+	}
 	rep.At = time.Now()
 	cn.state = stCut
 	cn.notifyLocked()
@@ -481,6 +492,29 @@ func (cn *conn) cutSocketsLocked(kind fault.Cut, wg *sync.WaitGroup) []error {
 	return errs
 }
 
+// kernelCutLocked has k install kind's fault for the stopped connection:
+// the tool's side meets what the kernel does (kernelnet), the server side
+// meets the same as under the proxy (an RST where the transport drops,
+// nothing for a blackhole).
+func (cn *conn) kernelCutLocked(kind fault.Cut, k Kernel) []error {
+	abort := func() error {
+		if err := cn.client.SetLinger(0); err != nil {
+			return err
+		}
+		return cn.client.close()
+	}
+	unfault, err := k.Cut(kind, addrPort(cn.client.RemoteAddr()), addrPort(cn.client.LocalAddr()), abort)
+	cn.unfault = unfault
+	errs := []error{err}
+	if kind.DropsTransport() {
+		if err := cn.up.SetLinger(0); err != nil {
+			errs = append(errs, err)
+		}
+		errs = append(errs, cn.up.close())
+	}
+	return errs
+}
+
 // drain reads and discards from s after a Close cut until the peer's FIN (or
 // any error, or Cutter.Close), then closes s. Closing earlier, with unread
 // bytes in the receive queue, would make the kernel send an RST, and a Close
@@ -513,6 +547,14 @@ func (cn *conn) shutdown() error {
 		if err := s.close(); err != nil {
 			errs = append(errs, fmt.Errorf("cutter: connection %d: close: %w", cn.n, err))
 		}
+	}
+	if cn.unfault != nil {
+		// After the sockets: whatever they send on closing meets the
+		// fault too, as the rest of the connection did.
+		if err := cn.unfault(); err != nil {
+			errs = append(errs, fmt.Errorf("cutter: connection %d: %w", cn.n, err))
+		}
+		cn.unfault = nil
 	}
 	cn.notifyLocked()
 	return errors.Join(errs...)

@@ -32,6 +32,8 @@ var (
 	ErrConnClosed = errors.New("cutter: connection already closed")
 	// ErrNotSocketCut: the kind is not something the cutter does to a socket.
 	ErrNotSocketCut = errors.New("cutter: kill-helper is not a socket cut")
+	// ErrNeedsKernel: the kind exists only on the kernel network.
+	ErrNeedsKernel = errors.New("cutter: vanish needs the kernel network (--net kernel)")
 )
 
 // Option configures a Cutter.
@@ -44,7 +46,30 @@ type options struct {
 	// flush. Tests use it to act exactly when the wait has begun instead of
 	// sleeping.
 	flushWaitHook func(conn int, delivered, want int64)
-	link          Link // slow-link faults (link.go)
+	link          Link   // slow-link faults (link.go)
+	kernel        Kernel // kernel faults (--net kernel), nil under the proxy
+}
+
+// Kernel installs a cut's fault in the kernel for one connection, the rig's
+// kernel network (--net kernel). Cut is called once the connection's pumps
+// stopped and its send queue toward the tool emptied, with the tool's end
+// (client), the cutter's end (listener) and abort, which closes the
+// cutter's client socket with an RST; it returns what removes the fault
+// once the case is over (nil if nothing stays). kernelnet.Net implements
+// it.
+type Kernel interface {
+	Cut(kind fault.Cut, client, listener netip.AddrPort, abort func() error) (remove func() error, err error)
+}
+
+// WithKernel makes the kernel cut kinds (fault.KernelCuts) kernel faults:
+// k installs them, and the vanish kind becomes possible.
+func WithKernel(k Kernel) Option {
+	return func(o *options) { o.kernel = k }
+}
+
+// kernelCut reports whether the cutter hands kind to the kernel.
+func (o *options) kernelCut(kind fault.Cut) bool {
+	return o.kernel != nil && slices.Contains(fault.KernelCuts(), kind)
 }
 
 // WithDialTimeout bounds the dial of the upstream connection (default
@@ -132,25 +157,36 @@ type ConnStats struct {
 // to upstream ("host:port") and marking every upstream connection with caseID
 // in its preamble.
 func Listen(upstream, caseID string, opts ...Option) (*Cutter, error) {
-	if err := control.ValidID(caseID); err != nil {
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
 		return nil, fmt.Errorf("cutter: %w", err)
 	}
+	return ListenOn(ln, upstream, caseID, opts...)
+}
+
+// ListenOn starts a cutter on ln, which it owns from now on (the kernel
+// network's listener lives in the server's namespace). It closes ln if it
+// fails.
+func ListenOn(ln *net.TCPListener, upstream, caseID string, opts ...Option) (*Cutter, error) {
+	fail := func(err error) (*Cutter, error) {
+		ln.Close()
+		return nil, err
+	}
+	if err := control.ValidID(caseID); err != nil {
+		return fail(fmt.Errorf("cutter: %w", err))
+	}
 	if _, _, err := net.SplitHostPort(upstream); err != nil {
-		return nil, fmt.Errorf("cutter: upstream %q: %w", upstream, err)
+		return fail(fmt.Errorf("cutter: upstream %q: %w", upstream, err))
 	}
 	o := options{dialTimeout: DefaultDialTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.dialTimeout <= 0 {
-		return nil, fmt.Errorf("cutter: dial timeout %v must be positive", o.dialTimeout)
+		return fail(fmt.Errorf("cutter: dial timeout %v must be positive", o.dialTimeout))
 	}
 	if err := o.link.Validate(); err != nil {
-		return nil, err
-	}
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		return nil, fmt.Errorf("cutter: %w", err)
+		return fail(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cutter{
@@ -284,6 +320,10 @@ func (c *Cutter) lookup(n int) (*conn, error) {
 func (c *Cutter) Cut(ctx context.Context, conn int, kind fault.Cut, flush int64) (Report, error) {
 	switch kind {
 	case fault.Reset, fault.Close, fault.Blackhole:
+	case fault.Vanish:
+		if c.opts.kernel == nil {
+			return Report{}, ErrNeedsKernel
+		}
 	case fault.KillHelper:
 		return Report{}, ErrNotSocketCut
 	default:
@@ -296,7 +336,7 @@ func (c *Cutter) Cut(ctx context.Context, conn int, kind fault.Cut, flush int64)
 	if err != nil {
 		return Report{}, err
 	}
-	return cn.cut(ctx, kind, flush, c.opts.flushWaitHook, &c.wg)
+	return cn.cut(ctx, kind, flush, &c.opts, &c.wg)
 }
 
 // Stats returns a snapshot of every connection so far, in order.

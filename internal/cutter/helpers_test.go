@@ -2,6 +2,7 @@ package cutter
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -62,6 +63,11 @@ type rig struct {
 	ln    net.Listener
 	conns chan accepted
 	done  chan struct{}
+	// kernel, when set, is where clients dial from (the kernel network's
+	// tool namespace).
+	kernel interface {
+		Dial(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error)
+	}
 }
 
 // newRig starts a rig that is closed when the test ends.
@@ -156,7 +162,13 @@ func (r *rig) acceptErr() (*serverConn, error) {
 // dial connects a client through the cutter and returns both ends.
 func (r *rig) dial() (*net.TCPConn, *serverConn) {
 	r.t.Helper()
-	c, err := net.Dial("tcp", r.cut.Addr())
+	var c net.Conn
+	var err error
+	if r.kernel != nil {
+		c, err = r.kernel.Dial(context.Background(), &net.Dialer{}, "tcp", r.cut.Addr())
+	} else {
+		c, err = net.Dial("tcp", r.cut.Addr())
+	}
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ package cutter
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"syscall"
@@ -29,6 +30,16 @@ type Refused struct {
 // ephemeral one). A merely closed port would do the same only until someone
 // reused it. Close releases the port.
 func Refusing() (*Refused, error) {
+	return RefusingOn(netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+}
+
+// RefusingOn is Refusing on addr, an IPv4 address of the calling thread's
+// network namespace (the kernel network's server address, from a thread
+// inside the server's namespace).
+func RefusingOn(addr netip.Addr) (*Refused, error) {
+	if !addr.Is4() {
+		return nil, fmt.Errorf("cutter: refusing: %s is not an IPv4 address", addr)
+	}
 	// Hold ForkLock so that no child started meanwhile inherits the fd
 	// before it is close-on-exec (SOCK_CLOEXEC is not portable).
 	syscall.ForkLock.RLock()
@@ -43,7 +54,7 @@ func Refusing() (*Refused, error) {
 	// No SO_REUSEADDR, on purpose: Linux lets two sockets that both set it
 	// share a port as long as neither listens, and Go's Listen sets it. Left
 	// off, any other bind of the port fails.
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: addr.As4()}); err != nil {
 		unix.Close(fd)
 		return nil, fmt.Errorf("cutter: refusing: bind: %w", err)
 	}
@@ -58,12 +69,12 @@ func Refusing() (*Refused, error) {
 		return nil, fmt.Errorf("cutter: refusing: unexpected socket address %T", sa)
 	}
 	return &Refused{
-		addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(in4.Port)),
+		addr: net.JoinHostPort(addr.String(), strconv.Itoa(in4.Port)),
 		fd:   fd,
 	}, nil
 }
 
-// Addr is the refusing address, "127.0.0.1:port".
+// Addr is the refusing address, "host:port".
 func (r *Refused) Addr() string { return r.addr }
 
 // Close releases the port. It is idempotent.

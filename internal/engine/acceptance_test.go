@@ -25,11 +25,24 @@ var landingReps = flag.Int("sshrig.reps", 200, "repetitions per (moment, cut) pa
 // land at its moment every single time. Nothing here sleeps: every wait is on
 // an event (the server's hold, the cutter's flush, the server's loss).
 func TestLandsEveryTime(t *testing.T) {
+	t.Parallel() // beside the kernel network's: each mostly waits on events
+	landsEveryTime(t, startEnv(t, Options{}), fault.TransportCuts())
+}
+
+// TestLandsEveryTimeKernel is TestLandsEveryTime on the kernel network,
+// for the cuts the kernel makes there: the tool dials from its own
+// namespace, and the fault is installed in the server side's kernel at the
+// same barrier.
+func TestLandsEveryTimeKernel(t *testing.T) {
+	t.Parallel()
+	landsEveryTime(t, startKernelEnv(t), fault.KernelCuts())
+}
+
+func landsEveryTime(t *testing.T, env *Env, cuts []fault.Cut) {
 	reps := *landingReps
 	if testing.Short() {
 		reps = 20
 	}
-	env := startEnv(t, Options{})
 	type pair struct {
 		m   fault.Moment
 		cut fault.Cut
@@ -46,7 +59,7 @@ func TestLandsEveryTime(t *testing.T) {
 			pairs = append(pairs, pair{m, fault.Reset})
 			continue
 		}
-		for _, cut := range fault.TransportCuts() {
+		for _, cut := range cuts {
 			pairs = append(pairs, pair{m, cut})
 		}
 	}

@@ -21,9 +21,11 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/cutter"
 	"github.com/sshrig/sshrig/internal/evidence"
+	"github.com/sshrig/sshrig/internal/kernelnet"
 	"github.com/sshrig/sshrig/internal/sockowner"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/tool"
 )
 
 // Spec says where and how a case's transport dies.
@@ -183,6 +185,9 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if spec.Moment.HasCut() && spec.Cut.NeedsKernel() && e.kernel == nil {
+		return nil, fmt.Errorf("engine: case %s: cut %v needs the kernel network (--net kernel)", spec.ID, spec.Cut)
+	}
 	if spec.Disposition == 0 {
 		spec.Disposition = fault.Survive
 	}
@@ -223,14 +228,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		r.closeLocal()
 		return nil, err
 	}
-	var err error
-	if spec.Moment == fault.Refuse {
-		if r.refused, err = cutter.Refusing(); err == nil {
-			r.addr = r.refused.Addr()
-		}
-	} else if r.cutter, err = cutter.Listen(e.ep.SSHAddr, spec.ID, cutter.WithLink(spec.Link)); err == nil {
-		r.addr = r.cutter.Addr()
-	}
+	err := r.listen()
 	if spec.Host != "" && err == nil {
 		_, port, _ := net.SplitHostPort(r.addr)
 		r.addr = net.JoinHostPort(spec.Host, port)
@@ -247,6 +245,70 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	}
 	return r, nil
 }
+
+// listen opens the case's address: the cutter, or for the refuse moment an
+// address that refuses. Under the kernel network both live in the server's
+// namespace, and the cutter hands its kernel cuts to the kernel.
+func (r *Run) listen() error {
+	e, spec := r.env, r.spec
+	var err error
+	switch {
+	case spec.Moment == fault.Refuse && e.kernel != nil:
+		err = e.kernel.InServer(func() error {
+			var err error
+			r.refused, err = cutter.RefusingOn(kernelnet.ServerAddr)
+			return err
+		})
+	case spec.Moment == fault.Refuse:
+		r.refused, err = cutter.Refusing()
+	case e.kernel != nil:
+		var ln *net.TCPListener
+		if ln, err = e.kernel.Listen(); err == nil {
+			r.cutter, err = cutter.ListenOn(ln, e.ep.SSHAddr, spec.ID, cutter.WithLink(spec.Link), cutter.WithKernel(e.kernel))
+		}
+	default:
+		r.cutter, err = cutter.Listen(e.ep.SSHAddr, spec.ID, cutter.WithLink(spec.Link))
+	}
+	switch {
+	case err != nil:
+		return err
+	case r.refused != nil:
+		r.addr = r.refused.Addr()
+	default:
+		r.addr = r.cutter.Addr()
+	}
+	return nil
+}
+
+// Dial connects to the case's address from where the tool lives: the rig's
+// own network, or the kernel network's tool namespace.
+func (r *Run) Dial(ctx context.Context, d *net.Dialer) (net.Conn, error) {
+	if r.env.kernel != nil {
+		return r.env.kernel.Dial(ctx, d, "tcp", r.addr)
+	}
+	return d.DialContext(ctx, "tcp", r.addr)
+}
+
+// Network is where the tool's connections must start, for tool.Target
+// (Env.ToolNetwork).
+func (r *Run) Network() tool.Network { return r.env.ToolNetwork() }
+
+// ToolNetwork is where tools' connections must start: nil under the proxy,
+// the tool's namespace under the kernel network.
+func (e *Env) ToolNetwork() tool.Network {
+	if e.kernel == nil {
+		return nil
+	}
+	return toolSide{e.kernel}
+}
+
+// Net is the network this environment was started with.
+func (e *Env) Net() Net { return e.opts.Net }
+
+// toolSide is the kernel network's tool namespace as a tool.Network.
+type toolSide struct{ k *kernelnet.Net }
+
+func (s toolSide) Do(fn func() error) error { return s.k.InTool(fn) }
 
 // setupRequest is the control request that sets case spec up on the
 // server.
@@ -316,8 +378,7 @@ func (r *Run) makeCredential(req *control.Request) error {
 // spoils it (expires the certificate or revokes the key) before the tool
 // calls. A credential that never worked would test nothing.
 func (r *Run) useThenSpoil(ctx context.Context) error {
-	d := net.Dialer{Timeout: 10 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", r.addr)
+	conn, err := r.Dial(ctx, &net.Dialer{Timeout: 10 * time.Second})
 	if err != nil {
 		return fmt.Errorf("set-up connection: %w", err)
 	}
@@ -479,7 +540,7 @@ func (r *Run) cutAt(ev control.Event) {
 		st, err = r.cutter.WaitDelivered(ctx, ev.Conn, ev.Sent)
 		rec.FlushWait, rec.Delivered = time.Since(start), st.ToClient
 		if err == nil {
-			rec.Helpers, err = killHelper(ctx, st, int(r.toolPID.Load()))
+			rec.Helpers, err = killHelper(ctx, st, int(r.toolPID.Load()), r.env.ToolNetwork())
 			rec.NoHelper = errors.Is(err, ErrNoHelper)
 		}
 		rec.CutTime = time.Now()
@@ -815,8 +876,7 @@ func (r *Run) judgeLanding(ev *Evidence) (landed bool, why string, onTiming bool
 // with the tools' key and the host key pinned. timeout bounds connect and
 // handshake.
 func (r *Run) DialTool(ctx context.Context, timeout time.Duration) (*gossh.Client, error) {
-	d := net.Dialer{Timeout: timeout}
-	conn, err := d.DialContext(ctx, "tcp", r.addr)
+	conn, err := r.Dial(ctx, &net.Dialer{Timeout: timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -875,8 +935,14 @@ func (r *Run) SetToolPID(pid int) { r.toolPID.Store(int64(pid)) }
 // ControlPersist puts its master in the background right after
 // authentication) leaves a child holding the socket, and the transport dies
 // only with the last holder.
-func killHelper(ctx context.Context, st cutter.ConnStats, toolPID int) ([]int, error) {
-	ino, err := sockowner.Inode(st.Client, st.Listener)
+func killHelper(ctx context.Context, st cutter.ConnStats, toolPID int, tn tool.Network) ([]int, error) {
+	// The tool's socket is listed in the namespace it lives in.
+	var ino uint64
+	err := tool.Within(tn, func() error {
+		var err error
+		ino, err = sockowner.Inode(st.Client, st.Listener)
+		return err
+	})
 	switch {
 	case errors.Is(err, sockowner.ErrNotFound) || err == nil && ino == 0:
 		// Gone, or left to the kernel (TIME_WAIT): the tool closed it.

@@ -10,7 +10,6 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 
-	"github.com/sshrig/sshrig/fault"
 )
 
 // Stages at which a test client can fail.
@@ -50,8 +49,7 @@ func runClient(ctx context.Context, r *Run, cmd string, liveness time.Duration) 
 
 // runClientCtx is runClient that also gives up when ctx ends.
 func runClientCtx(ctx context.Context, r *Run, cmd string, liveness time.Duration) clientResult {
-	d := net.Dialer{Timeout: testHandshake}
-	conn, err := d.DialContext(ctx, "tcp", r.Addr())
+	conn, err := r.Dial(ctx, &net.Dialer{Timeout: testHandshake})
 	if err != nil {
 		return clientResult{stage: stageDial, err: err}
 	}
@@ -122,15 +120,15 @@ func keepalive(client *gossh.Client, liveness time.Duration, stop <-chan struct{
 	}
 }
 
-// runClientUntilCut runs the client and, for a blackhole, gives up on it as
-// soon as the cut happened: tests that only count landings need not wait for
-// keepalives to notice.
+// runClientUntilCut runs the client and, for a cut the tool does not hear
+// (a blackhole, a vanish), gives up on it as soon as the cut happened:
+// tests that only count landings need not wait for keepalives to notice.
 func runClientUntilCut(ctx context.Context, r *Run, cmd string) clientResult {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan clientResult, 1)
 	go func() { done <- runClientCtx(ctx, r, cmd, testLiveness) }()
-	if r.Spec().Cut == fault.Blackhole {
+	if r.Spec().Cut.SilentToTool() {
 		select {
 		case <-r.CutDone():
 			cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/kernelnet"
 	"github.com/sshrig/sshrig/internal/server"
 	"github.com/sshrig/sshrig/reconcile"
 )
@@ -63,6 +64,19 @@ func startEnv(t testing.TB, opts Options) *Env {
 		}
 	})
 	return env
+}
+
+// startKernelEnv is startEnv on the kernel network; it skips where this
+// process may not make one (fails under SSHRIG_REQUIRE_NETNS=1, as in CI).
+func startKernelEnv(t testing.TB) *Env {
+	t.Helper()
+	if err := kernelnet.Check(); err != nil {
+		if os.Getenv("SSHRIG_REQUIRE_NETNS") == "1" {
+			t.Fatalf("SSHRIG_REQUIRE_NETNS=1 but: %v", err)
+		}
+		t.Skipf("no kernel network here: %v", err)
+	}
+	return startEnv(t, Options{Net: NetKernel})
 }
 
 type matrixCase struct {

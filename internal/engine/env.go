@@ -18,6 +18,7 @@ import (
 	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/kernelnet"
 	"github.com/sshrig/sshrig/reconcile"
 )
 
@@ -32,6 +33,36 @@ type Options struct {
 	// transport drop before the hold is released anyway (the case is then
 	// inconclusive). Default 5s.
 	LossTimeout time.Duration
+	// Net is where the tool meets the server: NetProxy (the default) or
+	// NetKernel.
+	Net Net
+}
+
+// Net is where the tool meets the server, and who makes a cut.
+type Net string
+
+const (
+	// NetProxy: the tool dials the case's cutter on the rig's loopback;
+	// the cutter makes every cut on its own sockets.
+	NetProxy Net = "proxy"
+	// NetKernel: the tool lives in a network namespace of its own and
+	// reaches the case's cutter, in the server's namespace, across a veth
+	// pair; blackhole, reset and vanish are made by the server side's
+	// kernel (kernelnet).
+	NetKernel Net = "kernel"
+)
+
+// Nets lists the valid values of Net.
+func Nets() []Net { return []Net{NetProxy, NetKernel} }
+
+// ParseNet parses a --net value.
+func ParseNet(s string) (Net, error) {
+	for _, n := range Nets() {
+		if string(n) == s {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("unknown network %q (valid: proxy, kernel)", s)
 }
 
 // Env is one running server with its control connection, per-run keys and a
@@ -56,10 +87,12 @@ type Env struct {
 	// sharedHost: cases begun from now on share one host (ShareOneHost).
 	sharedHost atomic.Bool
 	runTag     string
-	runsMu     sync.Mutex
-	runs       map[string]*Run // begun and not yet finished, by case id
-	tap        *control.Subscription
-	tapDone    chan struct{}
+	// kernel is the kernel network under NetKernel, nil under NetProxy.
+	kernel  *kernelnet.Net
+	runsMu  sync.Mutex
+	runs    map[string]*Run // begun and not yet finished, by case id
+	tap     *control.Subscription
+	tapDone chan struct{}
 	// dispatched counts the events dispatch has taken from tap and handed
 	// to their runs; dispatchedCh is closed (and replaced) at every one,
 	// under dispatchMu.
@@ -84,6 +117,12 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	if opts.LossTimeout == 0 {
 		opts.LossTimeout = 5 * time.Second
 	}
+	if opts.Net == "" {
+		opts.Net = NetProxy
+	}
+	if _, err := ParseNet(string(opts.Net)); err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
 	e := &Env{opts: opts, runTag: randomHex(4), runs: map[string]*Run{}, dispatchedCh: make(chan struct{})}
 	defer func() {
 		if err != nil {
@@ -94,6 +133,11 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	rand.Read(token)
 	if e.keyDir, err = os.MkdirTemp("", "sshrig-keys-"); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
+	}
+	if opts.Net == NetKernel {
+		if e.kernel, err = kernelnet.New(ctx); err != nil {
+			return nil, fmt.Errorf("engine: %w", err)
+		}
 	}
 	if e.ep, err = opts.Launcher.Launch(ctx, token); err != nil {
 		return nil, err
@@ -309,6 +353,12 @@ func (e *Env) Close() error {
 		if e.ep != nil && e.ep.Stop != nil {
 			if err := e.ep.Stop(); err != nil {
 				errs = append(errs, fmt.Errorf("engine: stop server: %w", err))
+			}
+		}
+		if e.kernel != nil {
+			// After the runs' cutters: their kernel faults go first.
+			if err := e.kernel.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("engine: kernel network: %w", err))
 			}
 		}
 		if e.keyDir != "" {

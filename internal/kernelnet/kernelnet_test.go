@@ -1,5 +1,3 @@
-//go:build linux
-
 package kernelnet_test
 
 import (

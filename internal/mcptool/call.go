@@ -40,7 +40,7 @@ func (m *Tool) RunAnswer(ctx context.Context, t tool.Target, stdout, stderr io.W
 	if m.session == Shared {
 		s, err = m.sharedSession(ctx)
 	} else {
-		s, err = m.open(ctx, t.Environ(), stderr)
+		s, err = m.open(ctx, t.Environ(), t.Start, stderr)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "mcp: %v\n", err)

@@ -32,8 +32,9 @@ type server struct {
 }
 
 // startServer starts argv with env added to the rig's environment, its
-// stderr going to stderr.
-func startServer(argv, env []string, stderr io.Writer) (*server, error) {
+// stderr going to stderr; start runs cmd.Start where the server must live
+// (tool.Target.Start).
+func startServer(argv, env []string, start func(func() error) error, stderr io.Writer) (*server, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = stderr
@@ -51,7 +52,7 @@ func startServer(argv, env []string, stderr io.Writer) (*server, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd.Start); err != nil {
 		inR.Close()
 		inW.Close()
 		outR.Close()

@@ -74,6 +74,28 @@ type Tool struct {
 	mu     sync.Mutex
 	shared *session // Shared mode, once opened
 	closed bool
+	// network is where servers not tied to one case start (UseNetwork).
+	network tool.Network
+}
+
+// UseNetwork implements tool.Networker: a stdio server the run shares, or
+// the preflight's, starts in n. A server at a URL runs outside the rig,
+// which cannot place it in the kernel network's tool namespace.
+func (m *Tool) UseNetwork(n tool.Network) error {
+	if n != nil && m.url != "" {
+		return fmt.Errorf("mcp: %s is a server the rig does not start, so it cannot live in the kernel network's tool namespace (--net kernel); use a stdio server (mcp:COMMAND) or --net proxy", m.url)
+	}
+	m.mu.Lock()
+	m.network = n
+	m.mu.Unlock()
+	return nil
+}
+
+// startLocked is how a server not tied to one case is started; m.mu is
+// held.
+func (m *Tool) startLocked() func(func() error) error {
+	n := m.network
+	return func(fn func() error) error { return tool.Within(n, fn) }
 }
 
 // ErrNoTool is returned by New when no MCP tool name is given.
@@ -160,11 +182,11 @@ func (e *StateError) Unwrap() error { return e.Err }
 // open starts a server (stdio) and initialises a session, then lists the
 // tools. A failure to start or initialise is the installed state failing;
 // no tool of that name is the loaded state failing.
-func (m *Tool) open(ctx context.Context, env []string, stderr io.Writer) (*session, error) {
+func (m *Tool) open(ctx context.Context, env []string, start func(func() error) error, stderr io.Writer) (*session, error) {
 	s := &session{}
 	var tr mcp.Transport
 	if m.argv != nil {
-		srv, err := startServer(m.argv, env, stderr)
+		srv, err := startServer(m.argv, env, start, stderr)
 		if err != nil {
 			return nil, &StateError{"installed", fmt.Errorf("the server %q did not start: %v", strings.Join(m.argv, " "), err)}
 		}
@@ -224,7 +246,10 @@ func (m *Tool) Preflight(ctx context.Context) error {
 		_, err := m.sharedSession(ctx)
 		return err
 	}
-	s, err := m.open(ctx, nil, io.Discard)
+	m.mu.Lock()
+	start := m.startLocked()
+	m.mu.Unlock()
+	s, err := m.open(ctx, nil, start, io.Discard)
 	if err != nil {
 		return err
 	}
@@ -244,7 +269,7 @@ func (m *Tool) sharedSession(ctx context.Context) (*session, error) {
 	tail := &stderrTail{}
 	// The run's server outlives any one case's context; only opening it is
 	// bounded.
-	s, err := m.open(ctx, nil, tail)
+	s, err := m.open(ctx, nil, m.startLocked(), tail)
 	if err != nil {
 		return nil, err
 	}

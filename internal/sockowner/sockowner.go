@@ -19,11 +19,13 @@ import (
 var ErrNotFound = errors.New("sockowner: no such socket")
 
 // Inode finds the inode of the TCP socket whose local end is local and whose
-// remote end is remote.
+// remote end is remote, among the sockets of the calling thread's network
+// namespace (/proc/thread-self/net: a thread locked into another namespace
+// sees that namespace's sockets).
 func Inode(local, remote netip.AddrPort) (uint64, error) {
-	files := []string{"/proc/net/tcp6"}
+	files := []string{"/proc/thread-self/net/tcp6"}
 	if local.Addr().Is4() || local.Addr().Is4In6() {
-		files = []string{"/proc/net/tcp", "/proc/net/tcp6"}
+		files = []string{"/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"}
 	}
 	for _, name := range files {
 		ino, err := findInode(name, local, remote)

@@ -95,7 +95,7 @@ func (e External) RunProcess(ctx context.Context, t tool.Target, stdout, stderr 
 	// open; Wait gives up on them after the grace.
 	cmd.WaitDelay = grace
 	out := tool.ProcessExit{ExitCode: -1}
-	if err := cmd.Start(); err != nil {
+	if err := t.Start(cmd.Start); err != nil {
 		out.StartErr = err.Error()
 		return out
 	}

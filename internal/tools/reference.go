@@ -133,7 +133,7 @@ func (c Client) Attempt(ctx context.Context, t tool.Target) Attempt {
 	if !c.NoDeadlines {
 		dialer.Timeout = d.Connect
 	}
-	conn, err := dialer.DialContext(ctx, "tcp", t.Addr)
+	conn, err := t.Dial(ctx, &dialer)
 	if err != nil {
 		a.Err = err
 		return a
