@@ -9,7 +9,6 @@ import (
 	"time"
 
 	gossh "golang.org/x/crypto/ssh"
-
 )
 
 // Stages at which a test client can fail.
