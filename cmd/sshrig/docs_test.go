@@ -101,6 +101,9 @@ func TestDocsCommands(t *testing.T) {
 // runDocCommand runs c from the repository root and checks its exit status.
 func runDocCommand(t *testing.T, c docCommand) {
 	testpeer.Need(t, docPeers(t, c.cmd)...)
+	if strings.Contains(c.cmd, "--net kernel") {
+		requireKernel(t)
+	}
 	line := c.cmd
 	// Runs go to a directory of the test's, quietly.
 	if strings.HasPrefix(line, "sshrig run ") || line == "sshrig run" || strings.HasPrefix(line, "sshrig reconcile ") {

@@ -2,18 +2,27 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sshrig/sshrig/containers"
+	"github.com/sshrig/sshrig/internal/kernelnet"
 )
 
 func newGCCmd() *cobra.Command {
 	var o containers.GCOptions
 	cmd := &cobra.Command{
 		Use:   "gc",
-		Short: "Remove the containers the container target left behind",
-		Long: `gc removes every Docker container labelled ` + containers.LabelRig + `=true, running
+		Short: "Remove what crashed runs left behind: processes in the kernel network, containers",
+		Long: `gc first kills every process living in a network namespace of the kernel
+network (--net kernel) whose rig no longer runs: a tool, or its child, that
+outlived a crashed or killed run and keeps the namespace alive. The kernel then
+frees the namespace with its veth pair and nftables tables. Namespaces of runs
+still in progress are theirs and stay.
+
+Then it removes every Docker container labelled ` + containers.LabelRig + `=true, running
 or not: whatever a crashed or killed run of --target container left behind.
 A run removes its own container when it ends, fails or is interrupted, so gc
 is for runs that could not (SIGKILL, a crash, a reboot). It also removes the
@@ -35,14 +44,24 @@ nothing to remove), 3 no Docker engine or a removal failed.`,
   sshrig gc --run nightly-42 --images`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			removed, err := containers.GC(cmd.Context(), o)
 			out := cmd.OutOrStdout()
+			emptied, kerr := kernelnet.GC()
+			for _, ns := range emptied {
+				fmt.Fprintf(out, "killed %s, left in namespace %s of rig %d (gone)\n", pidList(ns.PIDs), ns.ID, ns.Rig)
+			}
+			if kerr != nil {
+				return rigError(fmt.Errorf("gc: %w", kerr))
+			}
+			removed, err := containers.GC(cmd.Context(), o)
 			for _, r := range removed {
 				fmt.Fprintf(out, "removed %s\n", r)
 			}
 			if err != nil {
 				// No Docker engine (containers.ErrNoDocker) or a removal failed.
 				return rigError(fmt.Errorf("gc: %w", err))
+			}
+			if len(removed) == 0 && len(emptied) > 0 {
+				return nil
 			}
 			if len(removed) == 0 && o.Run != "" {
 				fmt.Fprintf(out, "nothing to remove of run %s\n", o.Run)
@@ -55,4 +74,16 @@ nothing to remove), 3 no Docker engine or a removal failed.`,
 	cmd.Flags().BoolVar(&o.Images, "images", false, "also remove the cached server images")
 	cmd.Flags().StringVar(&o.Run, "run", "", "remove only what the run of this id created (its "+containers.LabelRun+" label)")
 	return cmd
+}
+
+// pidList is "process 12" or "processes 12, 13".
+func pidList(pids []int) string {
+	s := make([]string, len(pids))
+	for i, p := range pids {
+		s[i] = strconv.Itoa(p)
+	}
+	if len(s) == 1 {
+		return "process " + s[0]
+	}
+	return "processes " + strings.Join(s, ", ")
 }

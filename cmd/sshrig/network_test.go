@@ -2,15 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/sshrig/sshrig/internal/kernelnet"
+	"github.com/sshrig/sshrig/internal/procs"
 )
 
 // requireKernel skips where this process may not make the kernel network,
@@ -102,4 +105,144 @@ func TestKeepaliveSideBySide(t *testing.T) {
 		}
 	}
 	t.Logf("started.blackhole.survive, budget 10s:\n%s", b.String())
+}
+
+// namespacesOf lists the kernel network namespaces rig made that a process
+// still lives in.
+func namespacesOf(t *testing.T, rig int) []kernelnet.Namespace {
+	t.Helper()
+	all, err := kernelnet.Namespaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []kernelnet.Namespace
+	for _, ns := range all {
+		if ns.Rig == rig {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// hangAfterPreflight writes a tool that passes the preflight with
+// ssh-honest.sh and then, in its first case, says so on the returned FIFO
+// and hangs: the test acts while a tool's process lives in the tool's
+// namespace.
+func hangAfterPreflight(t *testing.T) (toolSpec, fifo string) {
+	t.Helper()
+	dir := t.TempDir()
+	fifo = filepath.Join(dir, "ready")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	honest, err := filepath.Abs("../../docs/examples/ssh-honest.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "tool.sh")
+	body := "#!/bin/sh\n" +
+		"if [ -e '" + dir + "/preflight-done' ]; then echo ready > '" + fifo + "'; exec sleep 600; fi\n" +
+		"touch '" + dir + "/preflight-done'\n" +
+		"exec '" + honest + "'\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return "exec:" + script, fifo
+}
+
+// startRig starts this binary as `sshrig run --net kernel` with tool.
+func startRig(t *testing.T, tool string, cases string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--net", "kernel", "--tool", tool, "--cases", cases, "--out", t.TempDir(), "-q")
+	cmd.Env = append(os.Environ(), testMainEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	return cmd
+}
+
+// awaitReady blocks until the tool says it is running (its FIFO opens).
+func awaitReady(t *testing.T, fifo string) {
+	t.Helper()
+	b, err := os.ReadFile(fifo)
+	if err != nil || strings.TrimSpace(string(b)) != "ready" {
+		t.Fatalf("tool's fifo: %q, %v", b, err)
+	}
+}
+
+// TestKernelNetworkLeavesNothing: no namespace of the kernel network (and
+// so no veth pair or nftables table, which live and die with them) and no
+// process outlives a run, an interrupted run, or — once `sshrig gc` ran —
+// a crashed one.
+func TestKernelNetworkLeavesNothing(t *testing.T) {
+	requireKernel(t)
+	t.Run("run", func(t *testing.T) {
+		t.Parallel()
+		cmd := startRig(t, "exec:../../docs/examples/ssh-honest.sh", "none.*,started.*,accept.vanish.survive")
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if left := namespacesOf(t, cmd.Process.Pid); len(left) > 0 {
+			t.Errorf("namespaces left after the run: %+v", left)
+		}
+	})
+	t.Run("interrupt", func(t *testing.T) {
+		t.Parallel()
+		tool, fifo := hangAfterPreflight(t)
+		cmd := startRig(t, tool, "started.blackhole.survive")
+		awaitReady(t, fifo)
+		if len(namespacesOf(t, cmd.Process.Pid)) != 1 {
+			t.Fatal("the hanging tool is not in the rig's tool namespace")
+		}
+		cmd.Process.Signal(os.Interrupt)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("exit %v, want %d", err, exitInterrupted)
+		}
+		if left := namespacesOf(t, cmd.Process.Pid); len(left) > 0 {
+			t.Errorf("namespaces left after Ctrl-C: %+v", left)
+		}
+	})
+	t.Run("crash", func(t *testing.T) {
+		t.Parallel()
+		tool, fifo := hangAfterPreflight(t)
+		cmd := startRig(t, tool, "started.blackhole.survive")
+		awaitReady(t, fifo)
+		rig := cmd.Process.Pid
+		cmd.Process.Signal(syscall.SIGKILL) // the rig alone: its tool stays
+		cmd.Wait()
+		left := namespacesOf(t, rig)
+		if len(left) != 1 || !left[0].Gone || len(left[0].PIDs) == 0 {
+			t.Fatalf("after the crash: %+v, want the tool namespace, its rig gone, the tool in it", left)
+		}
+		gc := exec.Command(os.Args[0], "gc")
+		gc.Env = append(os.Environ(), testMainEnv+"=1")
+		out, _ := gc.CombinedOutput() // exit 3 where Docker is missing: the kernel's part is done first
+		if !strings.Contains(string(out), fmt.Sprintf("of rig %d (gone)", rig)) {
+			t.Errorf("sshrig gc did not say it emptied rig %d's namespace:\n%s", rig, out)
+		}
+		for _, pid := range left[0].PIDs {
+			if procs.Alive(pid, startOf(pid)) {
+				t.Errorf("process %d still runs after gc", pid)
+			}
+		}
+		if again := namespacesOf(t, rig); len(again) > 0 {
+			t.Errorf("namespaces left after gc: %+v", again)
+		}
+	})
+}
+
+// startOf is pid's start time, 0 when it is gone.
+func startOf(pid int) uint64 {
+	var start uint64
+	procs.Scan(func(p procs.Proc) bool {
+		if p.PID == pid {
+			start = p.Start
+		}
+		return false
+	})
+	return start
 }

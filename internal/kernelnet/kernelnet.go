@@ -132,6 +132,10 @@ func (n *Net) wire(ctx context.Context) error {
 		return fmt.Errorf("kernelnet: watch links: %w", err)
 	}
 
+	mark, err := marker()
+	if err != nil {
+		return err
+	}
 	veth := &netlink.Veth{
 		LinkAttrs:     netlink.LinkAttrs{Name: toolLink},
 		PeerName:      serverLink,
@@ -156,8 +160,16 @@ func (n *Net) wire(ctx context.Context) error {
 		if err := end.h.LinkSetUp(link); err != nil {
 			return fmt.Errorf("kernelnet: %s up: %w", end.name, err)
 		}
-		if lo, err := end.h.LinkByName("lo"); err == nil {
-			end.h.LinkSetUp(lo)
+		lo, err := end.h.LinkByName("lo")
+		if err != nil {
+			return fmt.Errorf("kernelnet: lo: %w", err)
+		}
+		if err := end.h.LinkSetUp(lo); err != nil {
+			return fmt.Errorf("kernelnet: lo up: %w", err)
+		}
+		// The marker says whose namespace this is (leftovers.go).
+		if err := end.h.LinkSetAlias(lo, mark); err != nil {
+			return fmt.Errorf("kernelnet: mark lo: %w", err)
 		}
 	}
 	link, err := th.LinkByName(toolLink)

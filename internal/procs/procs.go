@@ -9,6 +9,9 @@ import (
 // Proc is one live process as /proc/PID/stat describes it.
 type Proc struct {
 	PID, PPID, PGID int
+	// Start is when the process started, in clock ticks since boot: with
+	// PID, it names one process even after the pid is reused.
+	Start uint64
 }
 
 // Scan lists the pids of live processes for which match is true. Zombies,
@@ -33,16 +36,35 @@ func Scan(match func(Proc) bool) []int {
 		// resume after its last ")": state, ppid, pgrp, ...
 		s := string(b)
 		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 3 || fields[0] == "Z" {
+		if len(fields) < 20 || fields[0] == "Z" {
 			continue
 		}
 		ppid, _ := strconv.Atoi(fields[1])
 		pgid, _ := strconv.Atoi(fields[2])
-		if match(Proc{PID: pid, PPID: ppid, PGID: pgid}) {
+		start, _ := strconv.ParseUint(fields[19], 10, 64) // stat's field 22
+		if match(Proc{PID: pid, PPID: ppid, PGID: pgid, Start: start}) {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// Self is this process as Scan sees it.
+func Self() (Proc, bool) {
+	var self Proc
+	pid := os.Getpid()
+	found := Scan(func(p Proc) bool {
+		if p.PID == pid {
+			self = p
+		}
+		return p.PID == pid
+	})
+	return self, len(found) == 1
+}
+
+// Alive reports whether the process pid that started at start still runs.
+func Alive(pid int, start uint64) bool {
+	return len(Scan(func(p Proc) bool { return p.PID == pid && p.Start == start })) == 1
 }
 
 // Group lists the live processes in process group pgid.
