@@ -23,6 +23,7 @@ import (
 type Harness struct {
 	cases    []matrix.Case
 	target   rig.Target
+	net      rig.Net
 	parallel int
 	budget   time.Duration
 	runDir   func(testing.TB) string
@@ -33,6 +34,11 @@ type Option func(*Harness)
 
 // WithTarget sets where the SSH server runs (default: rig.Embedded()).
 func WithTarget(t rig.Target) Option { return func(h *Harness) { h.target = t } }
+
+// WithNet sets where the tool meets the server (default rig.NetProxy). On
+// rig.NetKernel the server is reachable only from the tool's network
+// namespace: a tool dials with tool.Target.Dial (docs/network.md).
+func WithNet(n rig.Net) Option { return func(h *Harness) { h.net = n } }
 
 // WithCases replaces the default matrix as the cases Run selects from.
 func WithCases(cases []matrix.Case) Option {
@@ -117,7 +123,7 @@ func (h *Harness) report(t testing.TB, tl tool.Tool, cases []matrix.Case) *repor
 	// Registered before anything can fail: the log is closed whatever happens.
 	t.Cleanup(func() { dir.Close() })
 	rep, err := rig.Run(t.Context(), rig.Options{Tool: tl, Cases: cases,
-		Parallel: h.parallel, Budget: h.budget, Target: h.target, Out: dir})
+		Parallel: h.parallel, Budget: h.budget, Target: h.target, Net: h.net, Out: dir})
 	var pre *report.PreflightError
 	switch {
 	case errors.As(err, &pre):

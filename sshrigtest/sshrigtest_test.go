@@ -2,6 +2,7 @@ package sshrigtest_test
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sshrig/sshrig/fault"
+	"github.com/sshrig/sshrig/internal/kernelnet"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/report"
@@ -35,6 +37,34 @@ func TestRunPassesAnHonestFuncTool(t *testing.T) {
 		if w, ok := want[cr.ID]; ok && cr.Verdict != w {
 			t.Errorf("%s: %s, want %s", cr.ID, cr.Verdict, w)
 		}
+	}
+}
+
+// On the kernel network a Go tool that dials with Target.Dial is judged as
+// behind the proxy, and meets the kernel's own cuts, vanish among them.
+func TestRunOnTheKernelNetwork(t *testing.T) {
+	if err := kernelnet.Check(); err != nil {
+		if os.Getenv("SSHRIG_REQUIRE_NETNS") == "1" {
+			t.Fatalf("SSHRIG_REQUIRE_NETNS=1 but: %v", err)
+		}
+		t.Skipf("no kernel network here: %v", err)
+	}
+	h := sshrigtest.New(t, sshrigtest.WithNet(rig.NetKernel), sshrigtest.WithCases(append(matrix.DefaultMatrix(), matrix.KernelMatrix()...)))
+	rep := h.Run(t, reference, "started.*", "none.*", "exit-status.vanish.*")
+	if rep.Net != string(rig.NetKernel) {
+		t.Errorf("report's net %q", rep.Net)
+	}
+	var vanish int
+	for _, cr := range rep.Cases {
+		if cr.Cut == fault.Vanish.String() {
+			vanish++
+		}
+		if cr.Verdict != report.Pass && cr.Verdict != report.Skipped {
+			t.Errorf("%s: %s", cr.ID, cr.Verdict)
+		}
+	}
+	if vanish != 5 {
+		t.Errorf("%d vanish cases, want 5", vanish)
 	}
 }
 
