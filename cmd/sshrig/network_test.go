@@ -246,3 +246,18 @@ func startOf(pid int) uint64 {
 	})
 	return start
 }
+
+// A vanish case needs the kernel network: without it the run stops before
+// anything starts, as bad usage naming the matrix, the case and the field.
+func TestVanishWithoutKernelIsUsage(t *testing.T) {
+	matrixFile := filepath.Join(t.TempDir(), "m.yaml")
+	os.WriteFile(matrixFile, []byte("cases:\n  - {id: v, moment: started, cut: vanish}\n"), 0o644)
+	code, _, stderr, _ := sshrig(t, "run", "--matrix", matrixFile)
+	if code != exitUsage || !strings.Contains(stderr, "case v: cut: vanish needs the kernel network") || !strings.Contains(stderr, matrixFile) {
+		t.Fatalf("exit %d, want %d naming the file, case and field:\n%s", code, exitUsage, stderr)
+	}
+	code, _, stderr, _ = sshrig(t, "run", "--net", "nowhere")
+	if code != exitUsage || !strings.Contains(stderr, `unknown network "nowhere" (valid: proxy, kernel)`) {
+		t.Fatalf("--net nowhere: exit %d:\n%s", code, stderr)
+	}
+}
