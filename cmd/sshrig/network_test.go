@@ -261,3 +261,49 @@ func TestVanishWithoutKernelIsUsage(t *testing.T) {
 		t.Fatalf("--net nowhere: exit %d:\n%s", code, stderr)
 	}
 }
+
+// TestKernelSameVerdictsAsProxy: on the kernel network the default matrix
+// gives the reference (in-process, dialling from the tool's namespace) and
+// ssh-honest.sh (a process started there) the verdicts it gives them behind
+// the proxy, case by case; the kernel matrix's vanish cases pass too.
+func TestKernelSameVerdictsAsProxy(t *testing.T) {
+	requireKernel(t)
+	for _, tl := range []string{"reference", "exec:../../docs/examples/ssh-honest.sh"} {
+		t.Run(tl, func(t *testing.T) {
+			t.Parallel()
+			verdicts := map[string]map[string]string{}
+			for _, net := range []string{"proxy", "kernel"} {
+				dir := t.TempDir()
+				cmd := exec.Command(os.Args[0], "run", "--tool", tl, "--net", net, "--out", dir, "-q")
+				cmd.Env = append(os.Environ(), testMainEnv+"=1")
+				out, _ := cmd.CombinedOutput()
+				b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+				if err != nil {
+					t.Fatalf("%s: no report: %v\n%s", net, err, out)
+				}
+				var rep struct {
+					Net   string `json:"net"`
+					Cases []struct{ ID, Cut, Verdict string } `json:"cases"`
+				}
+				if err := json.Unmarshal(b, &rep); err != nil || rep.Net != net {
+					t.Fatalf("%s: report net %q, %v", net, rep.Net, err)
+				}
+				verdicts[net] = map[string]string{}
+				for _, c := range rep.Cases {
+					verdicts[net][c.ID] = c.Verdict
+					if c.Cut == "vanish" && c.Verdict != "pass" {
+						t.Errorf("%s: %s", c.ID, c.Verdict)
+					}
+				}
+			}
+			if len(verdicts["proxy"]) == 0 || len(verdicts["kernel"]) != len(verdicts["proxy"])+15 {
+				t.Fatalf("%d cases behind the proxy, %d on the kernel network, want 15 more", len(verdicts["proxy"]), len(verdicts["kernel"]))
+			}
+			for id, v := range verdicts["proxy"] {
+				if verdicts["kernel"][id] != v {
+					t.Errorf("%s: %s behind the proxy, %s on the kernel network", id, v, verdicts["kernel"][id])
+				}
+			}
+		})
+	}
+}
