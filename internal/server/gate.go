@@ -26,12 +26,15 @@ type gate struct {
 
 // gateLine is one line a wrapped script wrote at a gate.
 type gateLine struct {
-	kind string // markers.GateStart or markers.GateDone
+	kind string // markers.GateStart, markers.GateDone, or gateSync
 	id   string // the marker id
 	pid  int    // the shell that runs the script, as in its markers
 }
 
 func parseGateLine(s string) (gateLine, error) {
+	if s == syncLine {
+		return gateLine{kind: gateSync}, nil
+	}
 	f := strings.Split(s, " ")
 	if len(f) != 3 || (f[0] != markers.GateStart && f[0] != markers.GateDone) {
 		return gateLine{}, fmt.Errorf("gate line %q: want %q or %q, an id and a pid", s, markers.GateStart, markers.GateDone)
@@ -82,6 +85,21 @@ func (g *gate) read(bad func(error)) {
 		}
 		g.lines <- l
 	}
+}
+
+// gateSync is the kind of the line the server writes into the gate itself
+// (sync): a pipe keeps order, so it arrives after every line written
+// before it.
+const (
+	gateSync = "sync"
+	syncLine = gateSync + " by the server"
+)
+
+// sync writes the server's own line into the gate; its arrival on lines
+// says every line written before it has arrived.
+func (g *gate) sync() error {
+	_, err := g.in.WriteString(syncLine + "\n")
+	return err
 }
 
 // proceed lets one waiting script go on.

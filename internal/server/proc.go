@@ -579,7 +579,29 @@ func (p *proc) supervise(o *outputs) syscall.WaitStatus {
 			p.kill("case ended")
 		}
 	}
+	p.lateStartGate(lines)
 	return status
+}
+
+// lateStartGate records a start gate the command reached just before it
+// died. A script killed while it waits at its start gate (its terminal hung
+// up as the transport was lost) wrote its start marker and its gate line;
+// when its exit and that line arrive together, the loop may take the exit
+// first, and the server would say it never started while the ledger says it
+// did. The server's own line, written now, arrives after any line the dead
+// script wrote, so every such line is read before it.
+func (p *proc) lateStartGate(lines <-chan gateLine) {
+	if lines == nil || p.markerPID.Load() != 0 || p.gate.sync() != nil {
+		return
+	}
+	for l := range lines {
+		switch l.kind {
+		case gateSync:
+			return
+		case markers.GateStart:
+			p.atStartGate(l)
+		}
+	}
 }
 
 // passStartGate hosts the started moment at the start gate, then lets the
