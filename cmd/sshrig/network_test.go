@@ -282,7 +282,7 @@ func TestKernelSameVerdictsAsProxy(t *testing.T) {
 					t.Fatalf("%s: no report: %v\n%s", net, err, out)
 				}
 				var rep struct {
-					Net   string `json:"net"`
+					Net   string                              `json:"net"`
 					Cases []struct{ ID, Cut, Verdict string } `json:"cases"`
 				}
 				if err := json.Unmarshal(b, &rep); err != nil || rep.Net != net {
