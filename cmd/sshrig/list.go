@@ -12,6 +12,7 @@ import (
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/tools"
 	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/rig"
 )
 
 // loadMatrix loads a matrix file, or the default matrix for "". A file that
@@ -27,18 +28,35 @@ func loadMatrix(path string) ([]matrix.Case, error) {
 	return cases, nil
 }
 
+// matrixFor is the matrix a run on net selects from: the matrix file, or
+// the default matrix with, on the kernel network, the kernel matrix after
+// it (docs/network.md).
+func matrixFor(path string, net rig.Net) ([]matrix.Case, error) {
+	all, err := loadMatrix(path)
+	if err == nil && path == "" && net == rig.NetKernel {
+		all = append(all, matrix.KernelMatrix()...)
+	}
+	return all, err
+}
+
 func newCasesCmd() *cobra.Command {
-	var globs, matrixFile, output string
+	var globs, matrixFile, output, netName string
 	var long bool
 	cmd := &cobra.Command{
 		Use:   "cases",
 		Short: "List (and with --matrix, validate) the cases of a matrix, one id per line",
 		Long: `cases lists the cases of the default matrix, or of a matrix file given with
 --matrix (docs/matrix.md), which it validates first: a file that does not load
-exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
+exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong. With
+--net kernel it lists what 'sshrig run --net kernel' runs: the default matrix
+and the kernel matrix's vanish cases after it (docs/network.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			all, err := loadMatrix(matrixFile)
+			net, err := rig.ParseNet(netName)
+			if err != nil {
+				return usageError("--net: %v", err)
+			}
+			all, err := matrixFor(matrixFile, net)
 			if err != nil {
 				return err
 			}
@@ -82,6 +100,7 @@ exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong.`,
 	}
 	cmd.Flags().StringVar(&globs, "cases", "", "comma-separated globs over case ids and aliases")
 	cmd.Flags().StringVar(&matrixFile, "matrix", "", "matrix file (YAML, docs/matrix.md) to validate and list instead of the default matrix")
+	cmd.Flags().StringVar(&netName, "net", string(rig.NetProxy), "the network whose cases to list: proxy, or kernel (adds the vanish cases)")
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "one row per case with its moment, cut, disposition and exit code")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one object per case, for scripts)")
 	return cmd

@@ -213,11 +213,8 @@ func planRun(f runFlags) (*runPlan, error) {
 	if p.net, err = rig.ParseNet(f.net); err != nil {
 		return p, usageError("--net: %v", err)
 	}
-	if p.all, err = loadMatrix(f.matrix); err != nil {
+	if p.all, err = matrixFor(f.matrix, p.net); err != nil {
 		return p, err
-	}
-	if f.matrix == "" && p.net == rig.NetKernel {
-		p.all = append(p.all, matrix.KernelMatrix()...)
 	}
 	if err := p.selectCases(f); err != nil {
 		return p, err
