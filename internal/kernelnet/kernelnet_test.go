@@ -40,6 +40,19 @@ func newNet(t *testing.T) *kernelnet.Net {
 	return n
 }
 
+// newListening is newNet with a listener in the server's namespace, closed
+// when the test ends.
+func newListening(t *testing.T) (*kernelnet.Net, *net.TCPListener) {
+	t.Helper()
+	n := newNet(t)
+	ln, err := n.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return n, ln
+}
+
 // pair is one connection across the veth: the tool's end and the server
 // side's accepted end.
 type pair struct {
@@ -83,12 +96,7 @@ func abortOf(c *net.TCPConn) func() error {
 }
 
 func TestAcrossTheVeth(t *testing.T) {
-	n := newNet(t)
-	ln, err := n.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	n, ln := newListening(t)
 	p := connect(t, n, ln, &net.Dialer{})
 	client, listener := ends(p)
 	if client.Addr() != kernelnet.ToolAddr || listener.Addr() != kernelnet.ServerAddr {
@@ -114,12 +122,7 @@ func TestAcrossTheVeth(t *testing.T) {
 // retransmits what it wrote and gives up at TCP_USER_TIMEOUT, which never
 // happens behind a proxy that acknowledges everything.
 func TestBlackholeTimesOutInTheToolsKernel(t *testing.T) {
-	n := newNet(t)
-	ln, err := n.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	n, ln := newListening(t)
 	p := connect(t, n, ln, &net.Dialer{})
 	rc, _ := p.client.SyscallConn()
 	rc.Control(func(fd uintptr) {
@@ -160,12 +163,7 @@ func TestBlackholeTimesOutInTheToolsKernel(t *testing.T) {
 }
 
 func TestResetIsAnsweredByTheKernel(t *testing.T) {
-	n := newNet(t)
-	ln, err := n.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	n, ln := newListening(t)
 	p := connect(t, n, ln, &net.Dialer{})
 	client, listener := ends(p)
 	remove, err := n.Cut(fault.Reset, client, listener, abortOf(p.server))
@@ -183,12 +181,7 @@ func TestResetIsAnsweredByTheKernel(t *testing.T) {
 // socket stays established until it sends, and its next segment meets an
 // RST.
 func TestVanishIsSilentUntilTheToolSends(t *testing.T) {
-	n := newNet(t)
-	ln, err := n.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	n, ln := newListening(t)
 	p := connect(t, n, ln, &net.Dialer{})
 	sentinel := connect(t, n, ln, &net.Dialer{})
 	client, listener := ends(p)
