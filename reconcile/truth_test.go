@@ -40,3 +40,31 @@ func TestDeriveNested(t *testing.T) {
 		}
 	}
 }
+
+// TestDeriveKilledBeforeItsGate: a process killed by a signal after it
+// wrote its start marker and before the server saw its start gate is
+// started, and no disagreement; one that exited on its own without
+// reaching the gate while the ledger says it started still is.
+func TestDeriveKilledBeforeItsGate(t *testing.T) {
+	ledger := &markers.Ledger{Entries: []markers.Entry{{ID: "c-1", Kind: markers.Start, PID: 7}}}
+	two := 2
+	for _, tc := range []struct {
+		name     string
+		proc     Process
+		disagree string
+	}{
+		{"hung up before the gate", Process{PID: 7, Exited: true, Signal: "HUP"}, ""},
+		{"exited on its own before the gate", Process{PID: 7, Exited: true, ExitCode: &two}, "the ledger says started, the server says not_started"},
+	} {
+		tr := Derive("c-1", ledger, []Process{tc.proc})
+		if tr.State != Started {
+			t.Errorf("%s: %s, want started, the ledger's", tc.name, tr)
+		}
+		switch {
+		case tc.disagree == "" && tr.Disagreement != "":
+			t.Errorf("%s: disagreement %q, want none", tc.name, tr.Disagreement)
+		case tc.disagree != "" && !strings.Contains(tr.Disagreement, tc.disagree):
+			t.Errorf("%s: disagreement %q, want %q", tc.name, tr.Disagreement, tc.disagree)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/sshrig/sshrig/internal/testpeer"
+	"github.com/sshrig/sshrig/report"
 )
 
 // TestTerminalHungUpAtStartGate: with a terminal (ssh -tt), a cut at exec
@@ -15,10 +16,18 @@ import (
 func TestTerminalHungUpAtStartGate(t *testing.T) {
 	testpeer.Need(t, "ssh")
 	t.Parallel()
-	code, _, stderr, rep := sshrig(t, "run", "--tool", "exec:../../docs/examples/ssh-tt-honest.sh",
+	dir := t.TempDir()
+	code, _, stderr, rep := sshrigIn(t, dir, "run", "--tool", "exec:../../docs/examples/ssh-tt-honest.sh",
 		"--cases", "exec.*.remote-kill", "--repeat", "20")
 	sum, _ := rep["summary"].(map[string]any)
 	if code != exitPass || sum["inconclusive"] != float64(0) || sum["pass"] != float64(80) {
+		if all, err := report.ReadReport(dir); err == nil {
+			for _, cr := range all.Cases {
+				if cr.Verdict != report.Pass {
+					t.Logf("%s: %s: %s; truth %+v", cr.ID, cr.Verdict, cr.Reason, cr.Truth)
+				}
+			}
+		}
 		t.Fatalf("exit %d, summary %v, want 80 case runs passing:\n%s", code, sum, stderr)
 	}
 }
