@@ -268,7 +268,8 @@ func TestVanishWithoutKernelIsUsage(t *testing.T) {
 // gives the reference (in-process, dialling from the tool's namespace) the
 // verdicts it gives it behind the proxy, case by case, and gives
 // ssh-honest.sh (a process started there) a pass at every case, as behind
-// the proxy (rig's TestRealClients holds it to that there); the kernel
+// the proxy (docs/tool-contract.md's run of it, which TestDocsCommands
+// holds to exit 0); the kernel
 // matrix's vanish cases pass too.
 func TestKernelSameVerdictsAsProxy(t *testing.T) {
 	requireKernel(t)
