@@ -169,6 +169,16 @@ type caseAcc struct {
 	conserv map[int]int // conservative passes per run
 }
 
+// targetOf names where a run ran: its target, and the kernel network when
+// the tool met the server there (docs/network.md), which changes what a
+// blackhole does to it.
+func targetOf(rep *report.Report) string {
+	if rep.Net == "kernel" {
+		return rep.Target + ", kernel network"
+	}
+	return rep.Target
+}
+
 func build(runs []*Run) page {
 	labels := &labelTab{idx: map[string]int{}}
 	p := page{Data: pageData{Lanes: lanes}}
@@ -191,7 +201,7 @@ func build(runs []*Run) page {
 		if rates == nil {
 			rates = report.Rates(rep.Cases)
 		}
-		pr := pageRun{Index: ri, Name: r.Name, Tool: rep.Tool, Target: rep.Target, Started: rep.Started.Format(time.RFC3339), Verified: r.Verified}
+		pr := pageRun{Index: ri, Name: r.Name, Tool: rep.Tool, Target: targetOf(rep), Started: rep.Started.Format(time.RFC3339), Verified: r.Verified}
 		if rep.Repeat != nil {
 			p.Repeated = true
 			pr.Summary, pr.Seed = rep.RatesLine(), fmt.Sprint(rep.Repeat.Seed)

@@ -30,3 +30,16 @@ func TestTimelineDrawsTheFinalVerdict(t *testing.T) {
 		t.Errorf("verdict labels drawn: %q, want only the final decision", drawn)
 	}
 }
+
+// A run on the kernel network says so where the page names its target.
+func TestKernelNetworkNamed(t *testing.T) {
+	r := &Run{Name: "k", Report: &report.Report{Tool: "reference", Target: "embedded", Net: "kernel"}}
+	p := build([]*Run{r})
+	if len(p.Runs) != 1 || p.Runs[0].Target != "embedded, kernel network" {
+		t.Fatalf("runs %+v", p.Runs)
+	}
+	r.Report.Net = "proxy"
+	if p := build([]*Run{r}); p.Runs[0].Target != "embedded" {
+		t.Fatalf("proxy run named %q", p.Runs[0].Target)
+	}
+}
