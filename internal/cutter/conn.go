@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
@@ -442,6 +443,9 @@ func (cn *conn) finishCut(kind fault.Cut, flush int64, flushWait time.Duration, 
 		awaitSent(cn.client.TCPConn, sentLimit)
 	}
 	rep.Unsent = unsent(cn.client.TCPConn)
+	if o.beforeSocketAction != nil {
+		o.beforeSocketAction(cn.n, cn.client.TCPConn)
+	}
 	var errs []error
 	if kernel {
 		errs = cn.kernelCutLocked(kind, o.kernel)
@@ -476,6 +480,11 @@ func (cn *conn) cutSocketsLocked(kind fault.Cut, wg *sync.WaitGroup) []error {
 	case fault.Close:
 		for _, s := range []*sock{&cn.client, &cn.up} {
 			if err := s.CloseWrite(); err != nil {
+				if s == &cn.client && peerGone(err) {
+					// The tool's end went (an RST) after the pumps
+					// stopped: as if it had gone before the cut.
+					err = fmt.Errorf("%w: the tool's end went as the cut came: %v", ErrConnClosed, err)
+				}
 				errs = append(errs, err)
 			}
 		}
@@ -513,6 +522,12 @@ func (cn *conn) kernelCutLocked(kind fault.Cut, k Kernel) []error {
 		errs = append(errs, cn.up.close())
 	}
 	return errs
+}
+
+// peerGone reports whether a socket call failed because the peer had
+// already ended the connection with an RST.
+func peerGone(err error) bool {
+	return errors.Is(err, syscall.ENOTCONN) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // drain reads and discards from s after a Close cut until the peer's FIN (or

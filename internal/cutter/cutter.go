@@ -46,6 +46,10 @@ type options struct {
 	// flush. Tests use it to act exactly when the wait has begun instead of
 	// sleeping.
 	flushWaitHook func(conn int, delivered, want int64)
+	// beforeSocketAction, if set, is called with the stopped connection's
+	// tool-side socket just before the cut's socket action; tests use it to
+	// have the tool's end go at exactly that point.
+	beforeSocketAction func(conn int, client *net.TCPConn)
 	link          Link   // slow-link faults (link.go)
 	kernel        Kernel // kernel faults (--net kernel), nil under the proxy
 }
@@ -89,6 +93,10 @@ func WithOnAccept(f func(conn int)) Option {
 
 func withFlushWaitHook(f func(conn int, delivered, want int64)) Option {
 	return func(o *options) { o.flushWaitHook = f }
+}
+
+func withBeforeSocketAction(f func(conn int, client *net.TCPConn)) Option {
+	return func(o *options) { o.beforeSocketAction = f }
 }
 
 // Cutter is a TCP proxy for one test case. See the package documentation.

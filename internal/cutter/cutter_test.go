@@ -744,3 +744,30 @@ func TestHoldNew(t *testing.T) {
 		t.Fatalf("Close with a held connection: %v", err)
 	}
 }
+
+// A tool that resets its end after the pumps stopped but before a close
+// cut's FIN leaves the cut nothing to close: the cut fails as if the tool
+// had gone before it (ErrConnClosed), not as a failure of the rig's.
+func TestCloseCutAfterTheToolReset(t *testing.T) {
+	var client *net.TCPConn
+	r := newRig(t, withBeforeSocketAction(func(_ int, own *net.TCPConn) {
+		client.SetLinger(0)
+		client.Close()
+		// Wait for the RST to reach the cutter's end: a read reports it.
+		own.SetReadDeadline(time.Time{})
+		if _, err := own.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("the cutter's end read %v, want ECONNRESET", err)
+		}
+	}))
+	var server *serverConn
+	client, server = r.dial()
+	if _, err := server.Write([]byte("status")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), safety)
+	defer cancel()
+	_, err := r.cut.Cut(ctx, server.pre.Conn, fault.Close, 6)
+	if !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("Cut: %v, want ErrConnClosed", err)
+	}
+}
