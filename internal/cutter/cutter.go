@@ -50,8 +50,8 @@ type options struct {
 	// tool-side socket just before the cut's socket action; tests use it to
 	// have the tool's end go at exactly that point.
 	beforeSocketAction func(conn int, client *net.TCPConn)
-	link          Link   // slow-link faults (link.go)
-	kernel        Kernel // kernel faults (--net kernel), nil under the proxy
+	link               Link   // slow-link faults (link.go)
+	kernel             Kernel // kernel faults (--net kernel), nil under the proxy
 }
 
 // Kernel installs a cut's fault in the kernel for one connection, the rig's
