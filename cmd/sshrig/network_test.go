@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -319,4 +320,25 @@ func TestKernelSameVerdictsAsProxy(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A case run of the kernel network is replayed on the kernel network: a
+// vanish case is found and cut as it was.
+func TestReplayKeepsTheNetwork(t *testing.T) {
+	requireKernel(t)
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, stderr, _ := sshrigIn(t, dir, "run", "--net", "kernel", "--cases", "started.vanish.survive")
+	if code != exitPass {
+		t.Fatalf("run: exit %d:\n%s", code, stderr)
+	}
+	again := t.TempDir()
+	var stdout, errb strings.Builder
+	if code := run(context.Background(), []string{"replay", dir, "started.vanish.survive", "--out", again}, &stdout, &errb); code != exitPass {
+		t.Fatalf("replay: exit %d:\n%s%s", code, stdout.String(), errb.String())
+	}
+	b, err := os.ReadFile(filepath.Join(again, "report.json"))
+	if err != nil || !strings.Contains(string(b), `"net": "kernel"`) {
+		t.Fatalf("the replay's report does not say it ran on the kernel network: %v", err)
+	}
 }

@@ -22,8 +22,8 @@ func newReplayCmd() *cobra.Command {
 		Short: "Run one recorded case run again, with the same draws, and say whether its verdict reproduced",
 		Long: `replay reads RUN_DIR/report.json, finds the case run CASE_RUN (as the report
 and the rates table name it, "started.reset.survive#7", or its correlation
-id), and runs that case again with the same tool, budget and case run seed,
-so the tool and any perturbation draw what they drew then. It prints both
+id), and runs that case again with the same tool, budget, network and case
+run seed, so the tool and any perturbation draw what they drew then. It prints both
 verdicts and writes a run directory of its own. A run whose tool was read by
 a reading is replayed with it (a built-in by its name, or --reading FILE);
 its ambiguous_report findings are across the whole run, so the replay of one
@@ -38,7 +38,15 @@ Exit codes: 0 the verdict reproduced, 1 it did not, 2 bad usage or input,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			cases, err := loadMatrix(matrixFile)
+			// The network the run had: a kernel run's cases (vanish among
+			// them) and cuts are the kernel network's.
+			net := rig.NetProxy
+			if rep.Net != "" {
+				if net, err = rig.ParseNet(rep.Net); err != nil {
+					return usageError("%s: %v", args[0], err)
+				}
+			}
+			cases, err := matrixFor(matrixFile, net)
 			if err != nil {
 				return err
 			}
@@ -70,7 +78,7 @@ Exit codes: 0 the verdict reproduced, 1 it did not, 2 bad usage or input,
 			if err != nil {
 				return err
 			}
-			o := rig.Options{Tool: t, Cases: []matrix.Case{c}, Parallel: 1, Budget: budget, Target: target, Out: dir, Reading: rd}
+			o := rig.Options{Tool: t, Cases: []matrix.Case{c}, Parallel: 1, Budget: budget, Target: target, Net: net, Out: dir, Reading: rd}
 			// rig writes the run directory's report.json.
 			now, runErr := rig.Run(cmd.Context(), o)
 			if err := dir.Close(); err != nil {
