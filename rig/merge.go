@@ -110,8 +110,17 @@ func readShards(dirs []string) ([]shardRun, error) {
 	return runs, nil
 }
 
+// netOf is the network a report's run had; reports written before the
+// kernel network had the proxy's.
+func netOf(rep *report.Report) string {
+	if rep.Net == "" {
+		return string(NetProxy)
+	}
+	return rep.Net
+}
+
 // checkShards refuses shards that are not every part of one run exactly
-// once: different counts, selections, tools or seeds; a shard given twice or
+// once: different counts, selections, tools, networks or seeds; a shard given twice or
 // missing; a shard that did not run all of its cases.
 func checkShards(runs []shardRun) error {
 	first := runs[0]
@@ -122,6 +131,7 @@ func checkShards(runs []shardRun) error {
 			{"selection", strings.Join(first.rep.Shard.Selection, ","), strings.Join(s.rep.Shard.Selection, ",")},
 			{"tool", first.rep.Tool, s.rep.Tool},
 			{"target", first.rep.Target, s.rep.Target},
+			{"network", netOf(first.rep), netOf(s.rep)},
 			{"budget", first.rep.Budget, s.rep.Budget},
 			{"repetition", repeatKey(first.rep.Repeat), repeatKey(s.rep.Repeat)},
 		} {
@@ -187,7 +197,7 @@ func ranAll(s shardRun) error {
 // start to the last one's end, and the rates of the whole.
 func mergeReports(runs []shardRun) *report.Report {
 	first := runs[0].rep
-	rep := &report.Report{Version: report.ReportVersion, Tool: first.Tool, Target: first.Target, Budget: first.Budget,
+	rep := &report.Report{Version: report.ReportVersion, Tool: first.Tool, Target: first.Target, Net: first.Net, Budget: first.Budget,
 		Where: fmt.Sprintf("%d shards", len(runs)), Started: first.Started, Preflight: first.Preflight, Repeat: first.Repeat}
 	var end time.Time
 	for _, s := range runs {

@@ -342,3 +342,33 @@ func TestReplayKeepsTheNetwork(t *testing.T) {
 		t.Fatalf("the replay's report does not say it ran on the kernel network: %v", err)
 	}
 }
+
+// Shards of a kernel network run merge into a report of the kernel network;
+// a shard of another network is no shard of that run.
+func TestMergeKeepsTheNetwork(t *testing.T) {
+	requireKernel(t)
+	t.Parallel()
+	dir := t.TempDir()
+	shard := func(net, i string) string {
+		out := filepath.Join(dir, net+"-"+i)
+		if code, _, stderr, _ := sshrigIn(t, out, "run", "--net", net, "--cases", "started.reset.*", "--shard", i+"/2"); code != exitPass {
+			t.Fatalf("shard %s of %s: exit %d:\n%s", i, net, code, stderr)
+		}
+		return out
+	}
+	k1, k2, p2 := shard("kernel", "1"), shard("kernel", "2"), shard("proxy", "2")
+	merge := func(out string, shards ...string) (int, string) {
+		var b strings.Builder
+		return run(context.Background(), append([]string{"merge", "--out", out}, shards...), &b, &b), b.String()
+	}
+	merged := filepath.Join(dir, "merged")
+	if code, out := merge(merged, k1, k2); code != exitPass {
+		t.Fatalf("merge: exit %d:\n%s", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(merged, "report.json")); err != nil || !strings.Contains(string(b), `"net": "kernel"`) {
+		t.Fatalf("the merged report does not say kernel network: %v", err)
+	}
+	if code, out := merge(filepath.Join(dir, "mixed"), k1, p2); code == exitPass || !strings.Contains(out, "network kernel, proxy") {
+		t.Fatalf("a kernel shard and a proxy shard merged: exit %d:\n%s", code, out)
+	}
+}
