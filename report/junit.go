@@ -78,6 +78,9 @@ func (r *Report) JUnit() ([]byte, error) {
 	s := junitSuite{Name: "sshrig " + r.Tool, Time: seconds(r.Summary.DurationMS),
 		Timestamp:  r.Started.UTC().Format(junitTime),
 		Properties: []junitProperty{{"tool", r.Tool}, {"target", r.Target}, {"budget", r.Budget}, {"log_head", r.LogHead}}}
+	if r.Net != "" {
+		s.Properties = append(s.Properties, junitProperty{"net", r.Net})
+	}
 	if r.Repeat != nil {
 		s.Properties = append(s.Properties, junitProperty{"seed", strconv.FormatUint(r.Repeat.Seed, 10)},
 			junitProperty{"max_failure_rate", strconv.FormatFloat(r.Repeat.MaxFailureRate, 'g', -1, 64)})
