@@ -32,12 +32,7 @@ func TestDeriveNested(t *testing.T) {
 		if tr.State != Completed || tr.ExitCode == nil || *tr.ExitCode != 3 {
 			t.Errorf("%s: %s, want completed(3), the ledger's", tc.name, tr)
 		}
-		switch {
-		case tc.disagree == "" && tr.Disagreement != "":
-			t.Errorf("%s: disagreement %q, want none", tc.name, tr.Disagreement)
-		case tc.disagree != "" && !strings.Contains(tr.Disagreement, tc.disagree):
-			t.Errorf("%s: disagreement %q, want %q", tc.name, tr.Disagreement, tc.disagree)
-		}
+		checkDisagreement(t, tc.name, tr, tc.disagree)
 	}
 }
 
@@ -60,11 +55,18 @@ func TestDeriveKilledBeforeItsGate(t *testing.T) {
 		if tr.State != Started {
 			t.Errorf("%s: %s, want started, the ledger's", tc.name, tr)
 		}
-		switch {
-		case tc.disagree == "" && tr.Disagreement != "":
-			t.Errorf("%s: disagreement %q, want none", tc.name, tr.Disagreement)
-		case tc.disagree != "" && !strings.Contains(tr.Disagreement, tc.disagree):
-			t.Errorf("%s: disagreement %q, want %q", tc.name, tr.Disagreement, tc.disagree)
-		}
+		checkDisagreement(t, tc.name, tr, tc.disagree)
+	}
+}
+
+// checkDisagreement: tr disagrees as want says (a substring of its
+// disagreement, "" for none).
+func checkDisagreement(t *testing.T, name string, tr Truth, want string) {
+	t.Helper()
+	switch {
+	case want == "" && tr.Disagreement != "":
+		t.Errorf("%s: disagreement %q, want none", name, tr.Disagreement)
+	case want != "" && !strings.Contains(tr.Disagreement, want):
+		t.Errorf("%s: disagreement %q, want %q", name, tr.Disagreement, want)
 	}
 }

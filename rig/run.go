@@ -730,8 +730,9 @@ func (r *runner) caseSecrets(t tool.Target) (secrets []secret.Secret, release fu
 // logEvidence records the cut, the probe's truth and what the tool printed.
 func (r *runner) logEvidence(c matrix.Case, id string, ev *engine.Evidence, read verdict.Reading) {
 	if ev.Cut != nil {
+		// net says who made the cut: the proxy, or the kernel (docs/network.md).
 		r.log(eventlog.SourceRig, "cut", id, map[string]any{"moment": ev.Cut.Moment.String(), "cut": c.CutName(), "conn": ev.Cut.Conn,
-			"latency_us": ev.Cut.Latency.Microseconds(), "landed": ev.Landed, "not_landed": ev.NotLanded})
+			"latency_us": ev.Cut.Latency.Microseconds(), "landed": ev.Landed, "not_landed": ev.NotLanded, "net": string(r.env.Net())})
 	}
 	probe := map[string]any{"state": string(ev.Truth.State), "starts": ev.Truth.Starts, "completes": ev.Truth.Completes,
 		"agree": ev.Truth.Agree(), "settled": ev.Settled}

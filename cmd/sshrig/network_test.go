@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -166,13 +167,20 @@ func startRig(t *testing.T, tool string, cases string) *exec.Cmd {
 	return cmd
 }
 
-// awaitReady blocks until the tool says it is running (its FIFO opens).
-func awaitReady(t *testing.T, fifo string) {
+// startHungRig starts a kernel network run whose tool hangs in its first
+// case, and returns once the tool runs there, in the rig's tool namespace.
+func startHungRig(t *testing.T) *exec.Cmd {
 	t.Helper()
-	b, err := os.ReadFile(fifo)
+	tool, fifo := hangAfterPreflight(t)
+	cmd := startRig(t, tool, "started.blackhole.survive")
+	b, err := os.ReadFile(fifo) // opens once the tool writes to it
 	if err != nil || strings.TrimSpace(string(b)) != "ready" {
 		t.Fatalf("tool's fifo: %q, %v", b, err)
 	}
+	if len(namespacesOf(t, cmd.Process.Pid)) != 1 {
+		t.Fatal("the hanging tool is not in the rig's tool namespace")
+	}
+	return cmd
 }
 
 // TestKernelNetworkLeavesNothing: no namespace of the kernel network (and
@@ -193,12 +201,7 @@ func TestKernelNetworkLeavesNothing(t *testing.T) {
 	})
 	t.Run("interrupt", func(t *testing.T) {
 		t.Parallel()
-		tool, fifo := hangAfterPreflight(t)
-		cmd := startRig(t, tool, "started.blackhole.survive")
-		awaitReady(t, fifo)
-		if len(namespacesOf(t, cmd.Process.Pid)) != 1 {
-			t.Fatal("the hanging tool is not in the rig's tool namespace")
-		}
+		cmd := startHungRig(t)
 		cmd.Process.Signal(os.Interrupt)
 		err := cmd.Wait()
 		var ee *exec.ExitError
@@ -211,9 +214,7 @@ func TestKernelNetworkLeavesNothing(t *testing.T) {
 	})
 	t.Run("crash", func(t *testing.T) {
 		t.Parallel()
-		tool, fifo := hangAfterPreflight(t)
-		cmd := startRig(t, tool, "started.blackhole.survive")
-		awaitReady(t, fifo)
+		cmd := startHungRig(t)
 		rig := cmd.Process.Pid
 		cmd.Process.Signal(syscall.SIGKILL) // the rig alone: its tool stays
 		cmd.Wait()
@@ -228,7 +229,7 @@ func TestKernelNetworkLeavesNothing(t *testing.T) {
 			t.Errorf("sshrig gc did not say it emptied rig %d's namespace:\n%s", rig, out)
 		}
 		for _, pid := range left[0].PIDs {
-			if procs.Alive(pid, startOf(pid)) {
+			if len(procs.Scan(func(p procs.Proc) bool { return p.PID == pid })) > 0 {
 				t.Errorf("process %d still runs after gc", pid)
 			}
 		}
@@ -236,18 +237,6 @@ func TestKernelNetworkLeavesNothing(t *testing.T) {
 			t.Errorf("namespaces left after gc: %+v", again)
 		}
 	})
-}
-
-// startOf is pid's start time, 0 when it is gone.
-func startOf(pid int) uint64 {
-	var start uint64
-	procs.Scan(func(p procs.Proc) bool {
-		if p.PID == pid {
-			start = p.Start
-		}
-		return false
-	})
-	return start
 }
 
 // A vanish case needs the kernel network: without it the run stops before
@@ -331,6 +320,10 @@ func TestReplayKeepsTheNetwork(t *testing.T) {
 	code, _, stderr, _ := sshrigIn(t, dir, "run", "--net", "kernel", "--cases", "started.vanish.survive")
 	if code != exitPass {
 		t.Fatalf("run: exit %d:\n%s", code, stderr)
+	}
+	// The event log tells who made the cut, as report.json does.
+	if b, err := os.ReadFile(filepath.Join(dir, "events.jsonl")); err != nil || !regexp.MustCompile(`"event":"cut".*"net":"kernel"`).Match(b) {
+		t.Fatalf("the event log's cut does not say the kernel made it: %v", err)
 	}
 	again := t.TempDir()
 	var stdout, errb strings.Builder

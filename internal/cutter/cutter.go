@@ -326,12 +326,11 @@ func (c *Cutter) lookup(n int) (*conn, error) {
 // Cut may be called from any goroutine; at most one cut per connection can
 // wait for its flush at a time.
 func (c *Cutter) Cut(ctx context.Context, conn int, kind fault.Cut, flush int64) (Report, error) {
+	if kind.NeedsKernel() && c.opts.kernel == nil {
+		return Report{}, ErrNeedsKernel
+	}
 	switch kind {
-	case fault.Reset, fault.Close, fault.Blackhole:
-	case fault.Vanish:
-		if c.opts.kernel == nil {
-			return Report{}, ErrNeedsKernel
-		}
+	case fault.Reset, fault.Close, fault.Blackhole, fault.Vanish:
 	case fault.KillHelper:
 		return Report{}, ErrNotSocketCut
 	default:

@@ -138,11 +138,16 @@ func TestHalfClose(t *testing.T) {
 	}
 }
 
-// cutAndCheck makes one connection, has the server write size bytes, cuts
-// with flush = size and checks what each side sees afterwards.
-func cutAndCheck(t testing.TB, r *rig, kind fault.Cut, size int) {
+// cutAtFlush makes one connection (prepare, when set, sets the client's
+// socket up first), has the server write size bytes, cuts with flush =
+// size, checks the report, and checks that the client then reads every
+// byte before the cut point.
+func cutAtFlush(t testing.TB, r *rig, kind fault.Cut, size int, prepare func(*net.TCPConn)) (*net.TCPConn, *serverConn, int) {
 	t.Helper()
 	client, server := r.dial()
+	if prepare != nil {
+		prepare(client)
+	}
 	n := server.pre.Conn
 	want := pattern(size, byte(n))
 	if _, err := server.Write(want); err != nil {
@@ -165,6 +170,14 @@ func cutAndCheck(t testing.TB, r *rig, kind fault.Cut, size int) {
 	if got := readN(t, client, size); !bytes.Equal(got, want) {
 		t.Fatalf("client got different bytes before the cut")
 	}
+	return client, server, n
+}
+
+// cutAndCheck cuts at the flush (cutAtFlush) and checks what each side
+// sees afterwards.
+func cutAndCheck(t testing.TB, r *rig, kind fault.Cut, size int) {
+	t.Helper()
+	client, server, n := cutAtFlush(t, r, kind, size, nil)
 	switch kind {
 	case fault.Reset:
 		if err := readErr(t, client); !errors.Is(err, syscall.ECONNRESET) {

@@ -1,7 +1,6 @@
 package cutter
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,35 +66,19 @@ func newKernelRig(t *testing.T) (*rig, *kernelnet.Net) {
 // kind's fault.
 func kernelCutAndCheck(t *testing.T, r *rig, kind fault.Cut, size int, full bool) {
 	t.Helper()
-	client, server := r.dial()
-	n := server.pre.Conn
-	rc, err := client.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc.Control(func(fd uintptr) {
-		// The tool's own kernel gives up on unacknowledged data after
-		// 300 ms: what a blackhole does to it shows at once.
-		if err := unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, 300); err != nil {
+	client, server, n := cutAtFlush(t, r, kind, size, func(client *net.TCPConn) {
+		rc, err := client.SyscallConn()
+		if err != nil {
 			t.Fatal(err)
 		}
+		rc.Control(func(fd uintptr) {
+			// The tool's own kernel gives up on unacknowledged data
+			// after 300 ms: what a blackhole does to it shows at once.
+			if err := unix.SetsockoptInt(int(fd), unix.IPPROTO_TCP, unix.TCP_USER_TIMEOUT, 300); err != nil {
+				t.Fatal(err)
+			}
+		})
 	})
-	want := pattern(size, byte(n))
-	if _, err := server.Write(want); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), safety)
-	defer cancel()
-	rep, err := r.cut.Cut(ctx, n, kind, int64(size))
-	if err != nil {
-		t.Fatalf("Cut: %v", err)
-	}
-	if rep.Delivered != int64(size) || rep.Unsent != 0 {
-		t.Errorf("report %+v, want %d delivered and nothing unsent", rep, size)
-	}
-	if got := readN(t, client, size); !bytes.Equal(got, want) {
-		t.Fatalf("the tool got different bytes before the cut")
-	}
 	if st := connStateOf(t, r.cut, n); st != "cut:"+kind.String() {
 		t.Errorf("state %q", st)
 	}

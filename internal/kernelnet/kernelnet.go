@@ -276,13 +276,6 @@ func (n *Net) Close() error {
 	return n.closeErr
 }
 
-// ToolNamespace is the tool namespace's identity (device and inode), for
-// tests and leftovers: a process whose /proc/PID/ns/net has it lives there.
-func (n *Net) ToolNamespace() string { return n.tool.UniqueId() }
-
-// ServerNamespace is the server namespace's identity.
-func (n *Net) ServerNamespace() string { return n.server.UniqueId() }
-
 // Check says whether this process may create the kernel network, by
 // creating and freeing one namespace.
 func Check() error {

@@ -28,43 +28,40 @@ func Scan(match func(Proc) bool) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces and parentheses; the fields
-		// resume after its last ")": state, ppid, pgrp, ...
-		s := string(b)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) < 20 || fields[0] == "Z" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(fields[1])
-		pgid, _ := strconv.Atoi(fields[2])
-		start, _ := strconv.ParseUint(fields[19], 10, 64) // stat's field 22
-		if match(Proc{PID: pid, PPID: ppid, PGID: pgid, Start: start}) {
+		if p, ok := read(pid, d.Name()); ok && match(p) {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// Self is this process as Scan sees it.
-func Self() (Proc, bool) {
-	var self Proc
-	pid := os.Getpid()
-	found := Scan(func(p Proc) bool {
-		if p.PID == pid {
-			self = p
-		}
-		return p.PID == pid
-	})
-	return self, len(found) == 1
+// read parses /proc/NAME/stat for process pid; false for a zombie or a
+// process gone meanwhile.
+func read(pid int, name string) (Proc, bool) {
+	b, err := os.ReadFile("/proc/" + name + "/stat")
+	if err != nil {
+		return Proc{}, false
+	}
+	// The command name may hold spaces and parentheses; the fields
+	// resume after its last ")": state, ppid, pgrp, ...
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 20 || fields[0] == "Z" {
+		return Proc{}, false
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	pgid, _ := strconv.Atoi(fields[2])
+	start, _ := strconv.ParseUint(fields[19], 10, 64) // stat's field 22
+	return Proc{PID: pid, PPID: ppid, PGID: pgid, Start: start}, true
 }
+
+// Self is this process as Scan sees it.
+func Self() (Proc, bool) { return read(os.Getpid(), "self") }
 
 // Alive reports whether the process pid that started at start still runs.
 func Alive(pid int, start uint64) bool {
-	return len(Scan(func(p Proc) bool { return p.PID == pid && p.Start == start })) == 1
+	p, ok := read(pid, strconv.Itoa(pid))
+	return ok && p.Start == start
 }
 
 // Group lists the live processes in process group pgid.

@@ -35,17 +35,9 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 	"golang.org/x/sys/unix"
 
+	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
-
-type result struct {
-	OK            bool   `json:"ok"`
-	Category      string `json:"category"`
-	Operation     string `json:"operation"`
-	Retry         string `json:"retry"`
-	CorrelationID string `json:"correlation_id"`
-	Message       string `json:"message"`
-}
 
 // userTimeout is TCP_USER_TIMEOUT; 0 leaves the kernel's default (none).
 var userTimeout = flag.Duration("user-timeout", 0, "TCP_USER_TIMEOUT on the socket (0: the kernel's default, none)")
@@ -54,33 +46,33 @@ func main() {
 	flag.Parse()
 	t, err := tool.FromEnv(os.Getenv)
 	if err != nil {
-		emit(result{Category: "local_failure", Retry: "never", Message: err.Error() + "; nothing was sent"})
+		emit(result.Result{Category: result.LocalFailure, Retry: result.Never, Message: err.Error() + "; nothing was sent"})
 		return
 	}
 	emit(attempt(t))
 }
 
-func emit(r result) {
+func emit(r result.Result) {
 	json.NewEncoder(os.Stdout).Encode(r)
 }
 
-func attempt(t tool.Target) result {
-	r := result{Operation: t.Operation, CorrelationID: t.CorrelationID}
-	fail := func(category, retry, format string, args ...any) result {
+func attempt(t tool.Target) result.Result {
+	r := result.Result{Operation: t.Operation, CorrelationID: t.CorrelationID}
+	fail := func(category result.Category, retry result.Retry, format string, args ...any) result.Result {
 		r.Category, r.Retry, r.Message = category, retry, fmt.Sprintf(format, args...)
 		return r
 	}
 	key, err := os.ReadFile(t.Identity)
 	if err != nil {
-		return fail("local_failure", "never", "cannot read the identity; nothing was sent")
+		return fail(result.LocalFailure, result.Never, "cannot read the identity; nothing was sent")
 	}
 	signer, err := ssh.ParsePrivateKey(key)
 	if err != nil {
-		return fail("local_failure", "never", "cannot parse the identity; nothing was sent")
+		return fail(result.LocalFailure, result.Never, "cannot parse the identity; nothing was sent")
 	}
 	hostKeys, err := knownhosts.New(t.KnownHosts)
 	if err != nil {
-		return fail("local_failure", "never", "known_hosts: %v; nothing was sent", err)
+		return fail(result.LocalFailure, result.Never, "known_hosts: %v; nothing was sent", err)
 	}
 	d := net.Dialer{Timeout: 2 * time.Second, KeepAliveConfig: net.KeepAliveConfig{
 		Enable: true, Idle: time.Second, Interval: time.Second, Count: 2}}
@@ -95,7 +87,7 @@ func attempt(t tool.Target) result {
 	}
 	conn, err := d.Dial("tcp", t.Addr)
 	if err != nil {
-		return fail("local_failure", "bounded", "connect: %v; nothing was sent", err)
+		return fail(result.LocalFailure, result.Bounded, "connect: %v; nothing was sent", err)
 	}
 	// The handshake is bounded; after it, only TCP keepalive watches.
 	conn.SetDeadline(time.Now().Add(2 * time.Second))
@@ -103,31 +95,31 @@ func attempt(t tool.Target) result {
 	c, chans, reqs, err := ssh.NewClientConn(conn, t.Addr, cfg)
 	if err != nil {
 		conn.Close()
-		return fail("local_failure", "bounded", "handshake: %v; nothing was sent", err)
+		return fail(result.LocalFailure, result.Bounded, "handshake: %v; nothing was sent", err)
 	}
 	conn.SetDeadline(time.Time{})
 	client := ssh.NewClient(c, chans, reqs)
 	defer client.Close()
 	session, err := client.NewSession()
 	if err != nil {
-		return fail("local_failure", "bounded", "session: %v; nothing was sent", err)
+		return fail(result.LocalFailure, result.Bounded, "session: %v; nothing was sent", err)
 	}
 	defer session.Close()
 	if err := session.Start(t.Command); err != nil {
 		// The exec request may have left before the error.
-		return fail("outcome_unknown", "reconcile_first", "exec: %v; the command may have run: reconcile before retrying", err)
+		return fail(result.OutcomeUnknown, result.ReconcileFirst, "exec: %v; the command may have run: reconcile before retrying", err)
 	}
 	err = session.Wait()
 	var exit *ssh.ExitError
 	switch {
 	case err == nil:
 		r.OK = true
-		return fail("succeeded", "never", "the remote command exited 0")
+		return fail(result.Succeeded, result.Never, "the remote command exited 0")
 	case errors.As(err, &exit) && exit.Signal() == "":
-		return fail("confirmed_failure", "never", "the remote command exited %d", exit.ExitStatus())
+		return fail(result.ConfirmedFailure, result.Never, "the remote command exited %d", exit.ExitStatus())
 	case errors.As(err, &exit):
-		return fail("confirmed_failure", "never", "the server reported the remote command killed by %s", exit.Signal())
+		return fail(result.ConfirmedFailure, result.Never, "the server reported the remote command killed by %s", exit.Signal())
 	default:
-		return fail("outcome_unknown", "reconcile_first", "the command was sent and no exit status arrived (%v): reconcile before retrying", err)
+		return fail(result.OutcomeUnknown, result.ReconcileFirst, "the command was sent and no exit status arrived (%v): reconcile before retrying", err)
 	}
 }
