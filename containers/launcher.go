@@ -160,6 +160,7 @@ func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *target.Endpoin
 	return &target.Endpoint{
 		SSHAddr:     sshAddr,
 		ControlAddr: ctlAddr,
+		RigHost:     rigHost(ctx, ctr),
 		Where:       fmt.Sprintf("container %s (image %s); %s", short(id), img.Tag, ready.line.Hosts),
 		Stop: func() error {
 			stopOnce.Do(func() {
@@ -293,6 +294,24 @@ func allGone(err error) bool {
 		return true
 	}
 	return isGone(err)
+}
+
+// rigHost is the address at which the container reaches the rig's host: its
+// network's gateway, the host's end of the container's bridge. A case with a
+// jump host listens there for the jump host's connections to the target;
+// "" when the container has no gateway (no network), which such cases then
+// name.
+func rigHost(ctx context.Context, ctr *testcontainers.DockerContainer) string {
+	ins, err := ctr.Inspect(ctx)
+	if err != nil || ins.NetworkSettings == nil {
+		return ""
+	}
+	for _, n := range ins.NetworkSettings.Networks {
+		if n != nil && n.Gateway.Is4() {
+			return n.Gateway.String()
+		}
+	}
+	return ""
 }
 
 // published is the loopback address a container port is published on.

@@ -474,3 +474,60 @@ func ParseRefusal(s string) (Refusal, error) {
 	}
 	return 0, &UnknownValueError{Kind: "refusal", Value: s, Valid: names(Refusals())}
 }
+
+// Hop is, for a case whose target is reached through a jump host (a bastion,
+// `ssh -J`), the hop whose transport the cut kills. The moment is always the
+// target's: the cut lands when the target's exchange reaches it, on either
+// hop.
+type Hop int
+
+const (
+	// ClientJump is the tool's own connection to the jump host: the first
+	// hop. The jump host then loses its side of the tunnel, and closes the
+	// connection it opened to the target, as sshd does.
+	ClientJump Hop = iota + 1
+	// JumpTarget is the jump host's connection to the target: the second
+	// hop. The tool's connection to the jump host stays up; only the tunnel
+	// inside it dies (or, for a blackhole, goes silent).
+	JumpTarget
+)
+
+var hopNames = [...]string{ClientJump: "client-jump", JumpTarget: "jump-target"}
+
+// Hops returns every hop.
+func Hops() []Hop { return []Hop{ClientJump, JumpTarget} }
+
+func (h Hop) String() string {
+	if h < ClientJump || h > JumpTarget {
+		return fmt.Sprintf("Hop(%d)", int(h))
+	}
+	return hopNames[h]
+}
+
+// ParseHop parses a hop name.
+func ParseHop(s string) (Hop, error) {
+	for _, h := range Hops() {
+		if h.String() == s {
+			return h, nil
+		}
+	}
+	return 0, &UnknownValueError{Kind: "hop", Value: s, Valid: names(Hops())}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (h Hop) MarshalText() ([]byte, error) {
+	if h < ClientJump || h > JumpTarget {
+		return nil, fmt.Errorf("fault: invalid hop %d", int(h))
+	}
+	return []byte(h.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (h *Hop) UnmarshalText(b []byte) error {
+	v, err := ParseHop(string(b))
+	if err != nil {
+		return err
+	}
+	*h = v
+	return nil
+}

@@ -6,6 +6,11 @@ import "context"
 type Endpoint struct {
 	SSHAddr     string // where cutters and probes connect
 	ControlAddr string
+	// RigHost is the IP address at which the server reaches listeners of
+	// the rig's ("127.0.0.1" for a server on this machine's loopback), or
+	// "" when it cannot: a case with a jump host (the server being its own
+	// bastion) needs it, for the jump host's connections to the target.
+	RigHost string
 	// Where says in words where the server runs, for reports.
 	Where string
 	// Stop stops the server and waits until it is gone.

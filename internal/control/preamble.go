@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -16,9 +17,12 @@ import (
 // its case without the tool's cooperation. The server strips it before the SSH
 // exchange starts.
 //
-//	SSHRIG/1 <case> <conn>\n
+//	SSHRIG/1 <case> <conn> [<from>]\n
 //
-// <case> is a case id (see ValidID), <conn> the cutter's connection number (>= 1).
+// <case> is a case id (see ValidID), <conn> the cutter's connection number (>= 1),
+// <from> the address the connection came to the cutter from (ip:port), when
+// the cutter names it: the server knows by it which of its own jump-host
+// tunnels a target connection belongs to.
 const preambleMagic = "SSHRIG/1"
 
 // maxPreamble bounds the preamble line so a stray client cannot make the
@@ -29,6 +33,8 @@ const maxPreamble = 256
 type Preamble struct {
 	Case string
 	Conn int
+	// From is the address the cutter's client connected from, or "".
+	From string
 }
 
 // ErrBadPreamble is returned when a connection does not start with a valid preamble.
@@ -36,6 +42,9 @@ var ErrBadPreamble = errors.New("control: bad preamble")
 
 // String renders the preamble line, newline included.
 func (p Preamble) String() string {
+	if p.From != "" {
+		return fmt.Sprintf("%s %s %d %s\n", preambleMagic, p.Case, p.Conn, p.From)
+	}
 	return fmt.Sprintf("%s %s %d\n", preambleMagic, p.Case, p.Conn)
 }
 
@@ -46,6 +55,11 @@ func WritePreamble(w io.Writer, p Preamble) error {
 	}
 	if p.Conn < 1 {
 		return fmt.Errorf("control: preamble conn %d < 1", p.Conn)
+	}
+	if p.From != "" {
+		if _, err := netip.ParseAddrPort(p.From); err != nil {
+			return fmt.Errorf("control: preamble from: %w", err)
+		}
 	}
 	_, err := io.WriteString(w, p.String())
 	return err
@@ -69,7 +83,7 @@ func ReadPreamble(r *bufio.Reader) (Preamble, error) {
 		}
 	}
 	fields := strings.Split(string(line), " ")
-	if len(fields) != 3 || fields[0] != preambleMagic {
+	if len(fields) < 3 || len(fields) > 4 || fields[0] != preambleMagic {
 		return Preamble{}, fmt.Errorf("%w: %q", ErrBadPreamble, line)
 	}
 	if err := ValidID(fields[1]); err != nil {
@@ -79,7 +93,15 @@ func ReadPreamble(r *bufio.Reader) (Preamble, error) {
 	if err != nil || n < 1 {
 		return Preamble{}, fmt.Errorf("%w: conn %q", ErrBadPreamble, fields[2])
 	}
-	return Preamble{Case: fields[1], Conn: n}, nil
+	p := Preamble{Case: fields[1], Conn: n}
+	if len(fields) == 4 {
+		ap, err := netip.ParseAddrPort(fields[3])
+		if err != nil {
+			return Preamble{}, fmt.Errorf("%w: from %q", ErrBadPreamble, fields[3])
+		}
+		p.From = ap.String()
+	}
+	return p, nil
 }
 
 // ValidID reports whether s can name a case: case ids are marker ids (see

@@ -62,8 +62,11 @@ const (
 const (
 	StepConnection = fault.ConnectionRequest // a proxied connection named its case
 	StepSession    = "session"               // a session channel was opened
-	StepSFTPPrefix = "sftp-"                 // an SFTP request: "sftp-open", "sftp-write", "sftp-close", "sftp-setstat", ...
-	StepGlobal     = fault.GlobalRequest     // prefix of a connection-level request's name
+	// StepDirectTCPIP: a direct-tcpip channel (a jump host's tunnel) was
+	// asked for; Detail names its destination.
+	StepDirectTCPIP = "direct-tcpip"
+	StepSFTPPrefix  = "sftp-"             // an SFTP request: "sftp-open", "sftp-write", "sftp-close", "sftp-setstat", ...
+	StepGlobal      = fault.GlobalRequest // prefix of a connection-level request's name
 	// StepSCPUpload records where a step case cut a legacy scp upload
 	// (Detail: the scp command and UploadCut's text). SFTP uploads are
 	// recorded by their failed sftp-write.
@@ -112,6 +115,14 @@ type Event struct {
 	// somewhere other than the session's stdout (a wrapper captures it, as
 	// a module does), so what the session prints is the wrapper's own.
 	OutputCaptured bool `json:"output_captured,omitempty"`
+
+	// Via, for a connection that reached the target through a jump host's
+	// tunnel, is the jump-host connection carrying that tunnel
+	// (ConnAccepted, and a hold armed on the first hop). ViaSent, on such
+	// a hold, is how many bytes the server had written on Via once the
+	// tunnel had relayed the Sent bytes of the target's.
+	Via     int   `json:"via,omitempty"`
+	ViaSent int64 `json:"via_sent,omitempty"`
 }
 
 // Arm tells the server where to hold for a case and what the command does when
@@ -141,7 +152,36 @@ type Arm struct {
 	// the tool's conversation to hold at (after it arrived, before the
 	// server answers it), or the upload to cut after Step.UploadBytes.
 	Step *fault.Step `json:"step,omitempty"`
+	// Jump, when set, makes the cutter's connections of the case those of
+	// a jump host (a bastion): the server serves direct-tcpip on them, to
+	// Jump.Target only, and the armed moment holds only on the
+	// connections that arrived through one of those tunnels: the target's.
+	Jump *Jump `json:"jump,omitempty"`
 }
+
+// Jump is a case's jump host (Arm.Jump).
+type Jump struct {
+	// Target is the address ("host:port") the jump host connects a
+	// tunnel to: the case's second cutter, in front of the server again.
+	// direct-tcpip to any other address is refused, as sshd's PermitOpen
+	// does.
+	Target string `json:"target"`
+	// Hop is the hop the cut kills. For fault.ClientJump the held moment
+	// waits until the tunnel has relayed every byte the target had sent,
+	// and names the jump-host connection (Event.Via) and how many bytes
+	// the server had written on it then (Event.ViaSent): the cut on the
+	// tool's own connection lands after the same bytes.
+	Hop fault.Hop `json:"hop"`
+}
+
+// JumpTargetConn is the first connection number of a case's second cutter,
+// which carries the jump host's tunnels to the target: the target's
+// connections are numbered from it, the jump host's below it.
+const JumpTargetConn = 1001
+
+// JumpHostConn is ConnAccepted's Detail for a connection to the jump host of
+// a case with a jump host: it does not reach the target.
+const JumpHostConn = "jump host"
 
 // Op names a request from the rig.
 type Op string

@@ -19,7 +19,7 @@ func (c *Cutter) Adopt(tc *net.TCPConn) error {
 		tc.Close()
 		return ErrClosed
 	}
-	cn := newConn(len(c.conns)+1, tc)
+	cn := newConn(c.opts.connBase+len(c.conns)+1, tc)
 	c.conns = append(c.conns, cn)
 	gate := c.gate
 	c.mu.Unlock()

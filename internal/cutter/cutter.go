@@ -52,6 +52,7 @@ type options struct {
 	beforeSocketAction func(conn int, client *net.TCPConn)
 	link               Link   // slow-link faults (link.go)
 	kernel             Kernel // kernel faults (--net kernel), nil under the proxy
+	connBase           int    // connection numbers start after it (WithFirstConn)
 }
 
 // Kernel installs a cut's fault in the kernel for one connection, the rig's
@@ -91,6 +92,14 @@ func WithOnAccept(f func(conn int)) Option {
 	return func(o *options) { o.onAccept = f }
 }
 
+// WithFirstConn numbers the cutter's connections from first on (default 1):
+// a case's second cutter, for a jump host's connections to the target,
+// numbers its own apart from the first's, so the server's events and the
+// cuts name each connection once.
+func WithFirstConn(first int) Option {
+	return func(o *options) { o.connBase = first - 1 }
+}
+
 func withFlushWaitHook(f func(conn int, delivered, want int64)) Option {
 	return func(o *options) { o.flushWaitHook = f }
 }
@@ -118,7 +127,7 @@ type Cutter struct {
 
 	mu        sync.Mutex
 	closed    bool
-	conns     []*conn // conns[i] is connection i+1
+	conns     []*conn // conns[i] is connection opts.connBase+i+1
 	acceptErr error
 	// gate, when not nil, holds connections accepted meanwhile before they
 	// reach the server (HoldNew); closing it lets them through (OpenNew).
@@ -278,7 +287,11 @@ func (c *Cutter) dial(cn *conn) {
 		// and Cut. A fresh socket's send buffer always has room for it; the
 		// deadline only guards against the impossible.
 		nc.SetWriteDeadline(time.Now().Add(c.opts.dialTimeout))
-		if err = control.WritePreamble(nc, control.Preamble{Case: c.caseID, Conn: cn.n}); err != nil {
+		pre := control.Preamble{Case: c.caseID, Conn: cn.n}
+		if from, ok := cn.client.RemoteAddr().(*net.TCPAddr); ok {
+			pre.From = from.AddrPort().String()
+		}
+		if err = control.WritePreamble(nc, pre); err != nil {
 			err = fmt.Errorf("write preamble: %w", err)
 			nc.Close()
 		}
@@ -310,10 +323,15 @@ func (c *Cutter) lookup(n int) (*conn, error) {
 	if c.closed {
 		return nil, ErrClosed
 	}
-	if n < 1 || n > len(c.conns) {
-		return nil, fmt.Errorf("%w %d (%d accepted so far)", ErrUnknownConn, n, len(c.conns))
+	i := n - c.opts.connBase - 1
+	if i < 0 || i >= len(c.conns) {
+		from := ""
+		if c.opts.connBase != 0 {
+			from = fmt.Sprintf(", numbered from %d", c.opts.connBase+1)
+		}
+		return nil, fmt.Errorf("%w %d (%d accepted so far%s)", ErrUnknownConn, n, len(c.conns), from)
 	}
-	return c.conns[n-1], nil
+	return c.conns[i], nil
 }
 
 // Cut cuts connection conn with kind once at least flush server->client bytes

@@ -51,6 +51,26 @@ func TestConnNettest(t *testing.T) {
 	})
 }
 
+// TestFirstConn: a second cutter of a case numbers its connections from
+// WithFirstConn on, and Cut finds them by those numbers.
+func TestFirstConn(t *testing.T) {
+	r := newRig(t, WithFirstConn(1001))
+	c, s := r.dial()
+	if s.pre.Conn != 1001 {
+		t.Fatalf("first connection numbered %d, want 1001", s.pre.Conn)
+	}
+	if _, err := r.cut.Cut(context.Background(), 1, fault.Reset, 0); !errors.Is(err, ErrUnknownConn) {
+		t.Errorf("Cut(1) = %v, want ErrUnknownConn", err)
+	}
+	if _, err := r.cut.Cut(context.Background(), 1001, fault.Reset, 0); err != nil {
+		t.Fatalf("Cut(1001): %v", err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, syscall.ECONNRESET) {
+		t.Errorf("tool read after the reset = %v, want ECONNRESET", err)
+	}
+}
+
 func TestPreambleAndNumbering(t *testing.T) {
 	var mu sync.Mutex
 	var seen []int
@@ -60,8 +80,11 @@ func TestPreambleAndNumbering(t *testing.T) {
 		mu.Unlock()
 	}))
 	for i := 1; i <= 3; i++ {
-		_, s := r.dial()
-		if want := (control.Preamble{Case: testCase, Conn: i}); s.pre != want {
+		c, s := r.dial()
+		// From names the tool's end, so a jump host's tunnel can be told
+		// from the connection it opened to the target.
+		want := control.Preamble{Case: testCase, Conn: i, From: c.LocalAddr().(*net.TCPAddr).AddrPort().String()}
+		if s.pre != want {
 			t.Errorf("preamble %+v, want %+v", s.pre, want)
 		}
 	}

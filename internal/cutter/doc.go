@@ -16,7 +16,7 @@
 //	                                    wakes Cut after every write, and holds
 //	                                    bytes back at a pending cut's flush
 //
-//	upstream socket, first line:  SSHRIG/1 <case> <conn>\n   (control.WritePreamble)
+//	upstream socket, first line:  SSHRIG/1 <case> <conn> <from>\n   (control.WritePreamble)
 //
 // The preamble is written before any byte of the tool's, so the server can
 // attribute the connection to its case and connection number without the

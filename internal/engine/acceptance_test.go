@@ -500,3 +500,70 @@ func TestLossUnseenMissesOnTiming(t *testing.T) {
 		t.Fatalf("not landed: %q", ev.NotLanded)
 	}
 }
+
+var jumpReps = flag.Int("sshrig.jumpreps", 10, "repetitions per (hop, moment, cut) in TestLandsEveryTimeJump")
+
+// TestLandsEveryTimeJump: behind a jump host, every cut lands at the
+// target's moment on either hop, and the truth is what the same cut makes
+// without one. The server is its own jump host; the test's client reaches
+// the target through a direct-tcpip tunnel, as `ssh -J` does.
+func TestLandsEveryTimeJump(t *testing.T) {
+	t.Parallel()
+	env := startEnv(t, Options{})
+	reps := *jumpReps
+	type pair struct {
+		hop fault.Hop
+		m   fault.Moment
+		cut fault.Cut
+	}
+	pairs := []pair{{fault.JumpTarget, fault.Refuse, 0}}
+	for _, hop := range fault.Hops() {
+		for _, m := range fault.Moments() {
+			if !m.HasCut() || m.IsStep() {
+				continue
+			}
+			for _, cut := range fault.TransportCuts() {
+				pairs = append(pairs, pair{hop, m, cut})
+			}
+		}
+	}
+	for _, p := range pairs {
+		name := p.hop.String() + "." + p.m.String() + "." + p.cut.String()
+		if p.m == fault.Refuse {
+			name = p.hop.String() + ".refuse"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for range reps {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				run, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: p.m, Cut: p.cut, Disposition: fault.Survive, OutputBytes: 8, Hop: p.hop})
+				if err != nil {
+					cancel()
+					t.Fatal(err)
+				}
+				cmd, _ := run.Wrap(workload(0))
+				res := runClientUntilCut(ctx, run, cmd)
+				ev, err := run.Finish(ctx, 5*time.Second)
+				cancel()
+				switch {
+				case err != nil:
+					t.Fatal(err)
+				case !ev.Landed:
+					t.Fatalf("not landed: %s (client stopped at %s: %v)", ev.NotLanded, res.stage, res.err)
+				case ev.Truth.State != ExpectTruth(p.m, p.cut, fault.Survive) || !ev.Truth.Agree():
+					t.Fatalf("truth %s, want %s %s", ev.Truth.String(), ExpectTruth(p.m, p.cut, fault.Survive), ev.Truth.Disagreement)
+				}
+				if p.m == fault.Refuse {
+					if res.stage != stageDial {
+						t.Fatalf("a dead target behind the jump host: the client stopped at %s, want %s", res.stage, stageDial)
+					}
+					continue
+				}
+				if c := ev.Cut; p.hop == fault.ClientJump && (c.Hop != fault.ClientJump || c.HeldConn < control.JumpTargetConn || c.Conn >= control.JumpTargetConn) ||
+					p.hop == fault.JumpTarget && (c.Hop != 0 || c.Conn < control.JumpTargetConn) {
+					t.Fatalf("cut %+v: not on hop %s", *c, p.hop)
+				}
+			}
+		})
+	}
+}

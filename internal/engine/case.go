@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/cutter"
 	"github.com/sshrig/sshrig/internal/evidence"
+	"github.com/sshrig/sshrig/internal/jumpdial"
 	"github.com/sshrig/sshrig/internal/kernelnet"
 	"github.com/sshrig/sshrig/internal/sockowner"
 	"github.com/sshrig/sshrig/markers"
@@ -72,6 +74,12 @@ type Spec struct {
 	// Step, for the moments prep-step and cleanup-step, names the request
 	// of the tool's conversation the server holds at (control.Arm.Step).
 	Step *fault.Step
+	// Hop, when set, puts a jump host in front of the target: the tool
+	// reaches the target (Run.Addr) through the jump host (Run.JumpAddr),
+	// the server being both, and the cut at the target's moment kills
+	// this hop. The refuse moment with fault.JumpTarget is a dead target
+	// behind a live jump host.
+	Hop fault.Hop
 }
 
 // Validate checks the spec's values.
@@ -101,18 +109,46 @@ func (s Spec) Validate() error {
 	if s.Cut == fault.Stall && !s.Moment.InCommandWindow() {
 		return fmt.Errorf("engine: a stall needs a moment to hold at, not %s", s.Moment)
 	}
+	if s.Hop != 0 {
+		return s.validateHop()
+	}
+	return nil
+}
+
+// validateHop checks what a case with a jump host can be.
+func (s Spec) validateHop() error {
+	if _, err := s.Hop.MarshalText(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	switch {
+	case s.Moment == fault.Refuse && s.Hop != fault.JumpTarget:
+		return fmt.Errorf("engine: the refuse moment behind a jump host refuses the jump host's connection to the target: hop %s, not %s", fault.JumpTarget, s.Hop)
+	case s.Hop == fault.JumpTarget && s.Moment.HasCut() && s.Cut == fault.KillHelper:
+		return fmt.Errorf("engine: no process of the tool's holds the jump host's connection to the target: kill-helper cuts hop %s only", fault.ClientJump)
+	case s.Hop == fault.JumpTarget && s.Moment.HasCut() && s.Cut.NeedsKernel():
+		return fmt.Errorf("engine: the jump host's connection to the target is cut by the proxy: %v cuts hop %s only", s.Cut, fault.ClientJump)
+	case s.Credential != 0 || s.Host != "" || s.ChangedHostKey || s.Step != nil:
+		return fmt.Errorf("engine: a case with a jump host has no credential, host, host-key or step fault of its own")
+	}
 	return nil
 }
 
 // Run is one case in flight: the server knows it, a cutter (or a refusing
 // address) waits for the tool, and the cut happens when the server holds.
 type Run struct {
-	env        *Env
-	spec       Spec
-	cutter     *cutter.Cutter
-	refused    *cutter.Refused
-	addr       string
-	knownHosts string
+	env     *Env
+	spec    Spec
+	cutter  *cutter.Cutter
+	refused *cutter.Refused
+	addr    string
+	// Behind a jump host (Spec.Hop): jumpAddr is the jump host's address
+	// (the cutter's), addr the target's as the jump host reaches it,
+	// which the second cutter (target) or a refusing address
+	// (targetRefused) holds.
+	jumpAddr      string
+	target        *cutter.Cutter
+	targetRefused *cutter.Refused
+	knownHosts    string
 	// pinned is the host key the tool is told to expect: the server's, or
 	// for ChangedHostKey a fresh one.
 	pinned    gossh.PublicKey
@@ -151,8 +187,15 @@ type CutRecord struct {
 	Moment fault.Moment `json:"moment"`
 	Kind   fault.Cut    `json:"cut,omitzero"`
 	// Stall: nothing was cut; the server held until the tool returned.
-	Stall     bool      `json:"stall,omitempty"`
-	Conn      int       `json:"conn"`
+	Stall bool `json:"stall,omitempty"`
+	Conn  int  `json:"conn"`
+	// Hop, behind a jump host, is the hop cut on the tool's side of the
+	// jump host (fault.ClientJump): Conn, Sent and Delivered are then the
+	// jump host's connection's, and HeldConn the target's connection the
+	// server held. A cut of the jump host's connection to the target is
+	// that connection's, as without a jump host.
+	Hop       fault.Hop `json:"hop,omitzero"`
+	HeldConn  int       `json:"held_conn,omitempty"`
 	HoldSeq   uint64    `json:"hold_seq"`
 	EventTime time.Time `json:"event_time"` // when the server announced the hold
 	Sent      int64     `json:"sent"`       // bytes the server had written on the connection
@@ -178,6 +221,15 @@ type CutRecord struct {
 	// or no process owned the tool's socket any more): the tool gave up
 	// while the rig was still getting to the cut, as a starved rig lets it.
 	ToolLeft bool `json:"tool_left,omitempty"`
+}
+
+// Held is the connection the server held at the moment: the cut one, or
+// for a cut on the tool's side of a jump host the target's behind it.
+func (c *CutRecord) Held() int {
+	if c.HeldConn != 0 {
+		return c.HeldConn
+	}
+	return c.Conn
 }
 
 // Begin registers the case with the server and opens its cutter.
@@ -218,6 +270,13 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 		e.follower.Watch(spec.ID) // before anything can write its markers
 	}
 	req := setupRequest(spec, e.sharedHost.Load())
+	if spec.Hop != 0 {
+		if err := r.listenTarget(); err != nil {
+			r.closeLocal()
+			return nil, fmt.Errorf("engine: case %s: %w", spec.ID, err)
+		}
+		req.Arm.Jump = &control.Jump{Target: r.targetAddr(), Hop: spec.Hop}
+	}
 	if spec.Credential != 0 {
 		if err := r.makeCredential(&req); err != nil {
 			r.closeLocal()
@@ -253,13 +312,13 @@ func (r *Run) listen() error {
 	e, spec := r.env, r.spec
 	var err error
 	switch {
-	case spec.Moment == fault.Refuse && e.kernel != nil:
+	case spec.Moment == fault.Refuse && spec.Hop == 0 && e.kernel != nil:
 		err = e.kernel.InServer(func() error {
 			var err error
 			r.refused, err = cutter.RefusingOn(kernelnet.ServerAddr)
 			return err
 		})
-	case spec.Moment == fault.Refuse:
+	case spec.Moment == fault.Refuse && spec.Hop == 0:
 		r.refused, err = cutter.Refusing()
 	case e.kernel != nil:
 		var ln *net.TCPListener
@@ -274,19 +333,84 @@ func (r *Run) listen() error {
 		return err
 	case r.refused != nil:
 		r.addr = r.refused.Addr()
+	case spec.Hop != 0:
+		r.jumpAddr, r.addr = r.cutter.Addr(), r.targetAddr()
 	default:
 		r.addr = r.cutter.Addr()
 	}
 	return nil
 }
 
+// listenTarget opens the target's address behind the jump host: a second
+// cutter, whose connections are numbered from control.JumpTargetConn, or for
+// a dead target an address that refuses. The server's jump host connects to
+// it from where the server runs (Endpoint.RigHost).
+func (r *Run) listenTarget() error {
+	e, spec := r.env, r.spec
+	host := e.ep.RigHost
+	if host == "" {
+		return errors.New("this target's server cannot reach the rig's addresses, so it cannot be its own jump host: cases with a jump host need a target that sets Endpoint.RigHost")
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return fmt.Errorf("the target's RigHost %q is not an IP address", host)
+	}
+	if spec.Moment == fault.Refuse {
+		r.targetRefused, err = cutter.RefusingOn(ip)
+		return err
+	}
+	ln, err := net.ListenTCP("tcp", net.TCPAddrFromAddrPort(netip.AddrPortFrom(ip, 0)))
+	if err != nil {
+		return err
+	}
+	r.target, err = cutter.ListenOn(ln, e.ep.SSHAddr, spec.ID, cutter.WithFirstConn(control.JumpTargetConn), cutter.WithLink(spec.Link))
+	return err
+}
+
+// targetAddr is the target's address behind the jump host.
+func (r *Run) targetAddr() string {
+	if r.targetRefused != nil {
+		return r.targetRefused.Addr()
+	}
+	return r.target.Addr()
+}
+
 // Dial connects to the case's address from where the tool lives: the rig's
 // own network, or the kernel network's tool namespace.
 func (r *Run) Dial(ctx context.Context, d *net.Dialer) (net.Conn, error) {
+	addr := r.firstHop()
 	if r.env.kernel != nil {
-		return r.env.kernel.Dial(ctx, d, "tcp", r.addr)
+		return r.env.kernel.Dial(ctx, d, "tcp", addr)
 	}
-	return d.DialContext(ctx, "tcp", r.addr)
+	return d.DialContext(ctx, "tcp", addr)
+}
+
+// DialTarget connects to the target the way a tool must: directly, or
+// through the jump host (an SSH connection to JumpAddr with the tools' key
+// and a tunnel to Addr, package jumpdial). The connection it returns
+// carries the target's SSH exchange.
+func (r *Run) DialTarget(ctx context.Context, d *net.Dialer) (net.Conn, error) {
+	conn, err := r.Dial(ctx, d)
+	if err != nil || r.jumpAddr == "" {
+		return conn, err
+	}
+	if d.Timeout > 0 {
+		conn.SetDeadline(time.Now().Add(d.Timeout))
+	}
+	tunnel, err := jumpdial.Through(ctx, conn, r.jumpAddr, r.ClientConfig(), r.addr)
+	if err == nil {
+		conn.SetDeadline(time.Time{}) // the timeout bounded the jump host's handshake only
+	}
+	return tunnel, err
+}
+
+// firstHop is the address the tool's connections go to first: the jump
+// host's, or the target's.
+func (r *Run) firstHop() string {
+	if r.jumpAddr != "" {
+		return r.jumpAddr
+	}
+	return r.addr
 }
 
 // Network is where the tool's connections must start, for tool.Target
@@ -410,15 +534,24 @@ func (r *Run) ToolReturned() { r.toolOnce.Do(func() { close(r.toolDone) }) }
 
 func (r *Run) writeKnownHosts() error {
 	r.knownHosts = filepath.Join(r.env.keyDir, "known_hosts-"+r.spec.ID)
-	line := knownhosts.Line([]string{knownhosts.Normalize(r.addr)}, r.pinned)
-	return os.WriteFile(r.knownHosts, []byte(line+"\n"), 0o600)
+	lines := knownhosts.Line([]string{knownhosts.Normalize(r.addr)}, r.pinned) + "\n"
+	if r.jumpAddr != "" {
+		// The jump host is the same server, with the same key.
+		lines += knownhosts.Line([]string{knownhosts.Normalize(r.jumpAddr)}, r.pinned) + "\n"
+	}
+	return os.WriteFile(r.knownHosts, []byte(lines), 0o600)
 }
 
 // Spec is the case's spec.
 func (r *Run) Spec() Spec { return r.spec }
 
-// Addr is the address the tool must dial ("127.0.0.1:port").
+// Addr is the address the tool must reach ("127.0.0.1:port"): the target,
+// which a tool behind a jump host reaches through JumpAddr.
 func (r *Run) Addr() string { return r.addr }
+
+// JumpAddr is the address of the jump host the tool must reach Addr
+// through, or "" when it dials Addr itself (Spec.Hop).
+func (r *Run) JumpAddr() string { return r.jumpAddr }
 
 // KnownHosts is a known_hosts file that pins the host key the tool is to
 // expect at Addr: the server's, or for Spec.ChangedHostKey another.
@@ -528,25 +661,47 @@ func (r *Run) cutAt(ev control.Event) {
 		r.mu.Lock()
 		r.heldAt = sessionKey{ev.Conn, ev.Session}
 		r.mu.Unlock()
-		r.cutter.HoldNew()
-		defer r.cutter.OpenNew()
+		for _, c := range []*cutter.Cutter{r.cutter, r.target} {
+			if c != nil {
+				c.HoldNew()
+				defer c.OpenNew()
+			}
+		}
 	}
 	rec := &CutRecord{Moment: ev.Moment, Kind: r.spec.Cut, Conn: ev.Conn, HoldSeq: ev.Seq, EventTime: ev.Time, Sent: ev.Sent}
+	// Which connection is cut, after how many of its bytes: the held one,
+	// or behind a jump host the hop's.
+	cut, conn, flush := r.cutter, ev.Conn, ev.Sent
+	switch r.spec.Hop {
+	case fault.JumpTarget:
+		cut = r.target
+	case fault.ClientJump:
+		conn, flush = ev.Via, ev.ViaSent
+		rec.Hop, rec.HeldConn, rec.Conn, rec.Sent = fault.ClientJump, ev.Conn, ev.Via, ev.ViaSent
+	}
 	ctx, cancel := context.WithTimeout(r.ctx, r.env.opts.FlushTimeout)
 	var err error
-	if r.spec.Cut == fault.KillHelper {
+	switch {
+	case r.spec.Hop == fault.ClientJump && ev.Via == 0:
+		err = fmt.Errorf("the target's connection %d came through no tunnel of the jump host's", ev.Conn)
+	case r.spec.Hop == fault.ClientJump && ev.ViaSent == 0:
+		// The server writes on the jump host's connection before any
+		// tunnel opens: 0 says the tunnel ended before it relayed the
+		// target's bytes, which only the tool can have done.
+		err = fmt.Errorf("%w: the tunnel ended before it relayed the target's %d bytes", cutter.ErrConnClosed, ev.Sent)
+	case r.spec.Cut == fault.KillHelper:
 		start := time.Now()
 		var st cutter.ConnStats
-		st, err = r.cutter.WaitDelivered(ctx, ev.Conn, ev.Sent)
+		st, err = cut.WaitDelivered(ctx, conn, flush)
 		rec.FlushWait, rec.Delivered = time.Since(start), st.ToClient
 		if err == nil {
 			rec.Helpers, err = killHelper(ctx, st, int(r.toolPID.Load()), r.env.ToolNetwork())
 			rec.NoHelper = errors.Is(err, ErrNoHelper)
 		}
 		rec.CutTime = time.Now()
-	} else {
+	default:
 		var rep cutter.Report
-		rep, err = r.cutter.Cut(ctx, ev.Conn, r.spec.Cut, ev.Sent)
+		rep, err = cut.Cut(ctx, conn, r.spec.Cut, flush)
 		rec.CutTime, rec.Delivered, rec.FlushWait, rec.Unsent = rep.At, rep.Delivered, rep.FlushWait, rep.Unsent
 	}
 	cancel()
@@ -836,6 +991,12 @@ func (r *Run) closeLocalOnce() {
 	if r.refused != nil {
 		r.refused.Close()
 	}
+	if r.target != nil {
+		r.target.Close()
+	}
+	if r.targetRefused != nil {
+		r.targetRefused.Close()
+	}
 	if r.knownHosts != "" {
 		os.Remove(r.knownHosts)
 	}
@@ -876,7 +1037,7 @@ func (r *Run) judgeLanding(ev *Evidence) (landed bool, why string, onTiming bool
 // with the tools' key and the host key pinned. timeout bounds connect and
 // handshake.
 func (r *Run) DialTool(ctx context.Context, timeout time.Duration) (*gossh.Client, error) {
-	conn, err := r.Dial(ctx, &net.Dialer{Timeout: timeout})
+	conn, err := r.DialTarget(ctx, &net.Dialer{Timeout: timeout})
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func runClient(ctx context.Context, r *Run, cmd string, liveness time.Duration) 
 
 // runClientCtx is runClient that also gives up when ctx ends.
 func runClientCtx(ctx context.Context, r *Run, cmd string, liveness time.Duration) clientResult {
-	conn, err := r.Dial(ctx, &net.Dialer{Timeout: testHandshake})
+	conn, err := r.DialTarget(ctx, &net.Dialer{Timeout: testHandshake})
 	if err != nil {
 		return clientResult{stage: stageDial, err: err}
 	}

@@ -55,6 +55,7 @@ func (l InProcess) Launch(ctx context.Context, token []byte) (*Endpoint, error) 
 	return &Endpoint{
 		SSHAddr:     sshLn.Addr().String(),
 		ControlAddr: ctlLn.Addr().String(),
+		RigHost:     "127.0.0.1",
 		Where:       "embedded, in this process, scratch " + srv.Scratch() + "; " + srv.HostModel(),
 		Stop:        srv.Close,
 		// The ledger is a local file: read it directly as well.
@@ -139,6 +140,7 @@ func (l Subprocess) Launch(ctx context.Context, token []byte) (*Endpoint, error)
 		return &Endpoint{
 			SSHAddr:     r.SSH,
 			ControlAddr: r.Control,
+			RigHost:     "127.0.0.1",
 			Where:       fmt.Sprintf("embedded, process %d; %s", r.PID, r.Hosts),
 			Stop:        stop,
 			Logs:        logs.String,

@@ -25,7 +25,7 @@ func (ev *Evidence) VerdictInput(evs evidence.Case, id string, m fault.Moment, c
 		CredentialRetries: evs.CredentialRetries(),
 	}
 	knowledge := fault.KnowledgeAt(m, c)
-	if knowledge == fault.NothingSent && ev.Cut != nil && evs.AttemptedOn(ev.Cut.Conn) {
+	if knowledge == fault.NothingSent && ev.Cut != nil && evs.AttemptedOn(ev.Cut.Held()) {
 		// What crossed the wire outranks the moment's name: a client that
 		// pipelines its requests (OpenSSH sends env and pty-req without
 		// waiting for replies, its exec right behind) had sent the

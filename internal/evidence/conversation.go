@@ -130,7 +130,9 @@ func ConversationDiffers(preflight []fault.Request, c Case) string {
 func MultiStep(conv []fault.Request) bool {
 	n := 0
 	for _, r := range shape(conv) {
-		if r.Name != "connection" && r.Name != "session" && r.Place != fault.WorkloadPlace {
+		// A jump host's tunnel is how the tool reaches the host, as a
+		// connection is.
+		if r.Name != "connection" && r.Name != control.StepDirectTCPIP && r.Name != "session" && r.Place != fault.WorkloadPlace {
 			n++
 		}
 	}

@@ -319,10 +319,10 @@ func Settled(events []control.Event) bool {
 }
 
 // Connected reports whether any connection reached the server (with a valid
-// preamble).
+// preamble) as the target: a case's jump host is not its target.
 func Connected(events []control.Event) bool {
 	for _, e := range events {
-		if e.Kind == control.ConnAccepted {
+		if e.Kind == control.ConnAccepted && e.Detail != control.JumpHostConn {
 			return true
 		}
 	}

@@ -41,6 +41,7 @@ type caseState struct {
 	procs       map[int]*proc // by pid, while not reaped
 	nextSession int
 	requests    map[string]int // requests so far, by name (fault.Step.Occurrence)
+	relays      map[int]*relay // the jump host's open tunnels, by local port (jump.go)
 }
 
 func newCase(id string, arm control.Arm, probe bool) *caseState {
@@ -54,6 +55,7 @@ func newCase(id string, arm control.Arm, probe bool) *caseState {
 		conns:    map[int]*tconn{},
 		procs:    map[int]*proc{},
 		requests: map[string]int{},
+		relays:   map[int]*relay{},
 	}
 }
 
@@ -121,6 +123,11 @@ func (s *Server) pass(c *caseState, tc *tconn, sid int, m fault.Moment) {
 // is a connection: the handshake or authentication of the connection that
 // carries an uploaded workload) holds on that connection only.
 func (c *caseState) armedOn(tc *tconn) bool {
+	if c.arm.Jump != nil && tc.relay == nil {
+		// A case with a jump host holds on the target's connections
+		// only, whichever hop it cuts.
+		return false
+	}
 	st := c.arm.Step
 	return st == nil || st.Request != control.StepConnection || tc.stepArmed
 }
@@ -143,6 +150,7 @@ func (s *Server) reach(c *caseState, tc *tconn, sid int, m fault.Moment) bool {
 		return false
 	}
 	ev.Hold = true
+	s.holdVia(c, tc, &ev)
 	h := &hold{caseID: c.id, ch: make(chan struct{})}
 	seq := s.emitHold(ev, h)
 	select {

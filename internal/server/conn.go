@@ -72,7 +72,18 @@ func (s *Server) handleRaw(raw net.Conn) {
 		return
 	}
 
-	s.emit(control.Event{Kind: control.ConnAccepted, Case: c.id, Conn: tc.n})
+	accepted := control.Event{Kind: control.ConnAccepted, Case: c.id, Conn: tc.n}
+	if c.arm.Jump != nil {
+		if tc.n < control.JumpTargetConn {
+			accepted.Detail = control.JumpHostConn
+		} else if tc.relay = c.tunnelOf(pre.From); tc.relay != nil {
+			accepted.Via = tc.relay.via.n
+		} else {
+			s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Conn: tc.n,
+				Detail: "the connection reached the target without the jump host's tunnel (from " + pre.From + "): the case's moment does not hold on it"})
+		}
+	}
+	s.emit(accepted)
 	_, _, tc.stepArmed = s.emitRequest(c, tc, 0, control.StepConnection, true, "")
 	s.reach(c, tc, 0, fault.Accept)
 	if c.isEnded() {
@@ -92,6 +103,9 @@ type tconn struct {
 	s *Server
 	c *caseState
 	n int // the cutter's connection number
+	// relay, for a target connection of a case with a jump host, is the
+	// tunnel it came through (jump.go); set before its first moment.
+	relay *relay
 	// stepArmed: this connection is the one of the tool's conversation the
 	// case is armed at (its handshake or authentication; caseState.armedOn).
 	// Set before the connection's first moment.

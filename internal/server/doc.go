@@ -24,6 +24,12 @@
 //     home and a /tmp of the case's own, in its tree under the scratch
 //     directory, removed at the case's end: cases running at once never
 //     meet each other's files (host.go, package hostsetup, docs/server.md).
+//   - A jump host. A case armed with a jump host (control.Arm.Jump) makes
+//     the server a bastion on the case's first connections: it serves
+//     direct-tcpip to the case's target only, relays the tunnel over a
+//     connection the case's second cutter carries back to it as the
+//     target, and holds the armed moment on the target's connections
+//     only (jump.go).
 //   - Process truth. Commands run through /bin/sh -c in the case's home,
 //     each in its own process group, reaped with wait4(WUNTRACED). A
 //     marker-wrapped command stops itself right after its start marker and

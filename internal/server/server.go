@@ -227,7 +227,7 @@ func (s *Server) newSSHServer() *gliderssh.Server {
 			tc := ctx.Value(connKey{}).(*tconn)
 			return &gossh.ServerConfig{AuthLogCallback: tc.authLog}
 		},
-		ChannelHandlers: map[string]gliderssh.ChannelHandler{"session": s.handleChannel},
+		ChannelHandlers: map[string]gliderssh.ChannelHandler{"session": s.handleChannel, "direct-tcpip": s.handleDirectTCPIP},
 		RequestHandlers: map[string]gliderssh.RequestHandler{"default": s.handleGlobal},
 	}
 }
