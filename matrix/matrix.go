@@ -55,6 +55,12 @@ type Case struct {
 	// key exchange: it sends nothing, and no retry may go to that host
 	// until a person has looked.
 	ChangedHostKey bool
+	// Hop, when set, puts a jump host in front of the target and names the
+	// hop the cut kills at the target's moment (matrix/jump.yaml, sshrig
+	// run --jump): the tool's connection to the jump host, or the jump
+	// host's to the target. With moment refuse it is a dead target behind
+	// a live jump host.
+	Hop fault.Hop
 	// Budget overrides the run's deadline for this case.
 	Budget time.Duration
 	// Expect overrides the honest category and retry.
@@ -160,6 +166,24 @@ func DefaultMatrixYAML() []byte { return append([]byte(nil), defaultMatrixYAML..
 
 //go:embed kernel.yaml
 var kernelMatrixYAML []byte
+
+//go:embed jump.yaml
+var jumpMatrixYAML []byte
+
+// JumpMatrixFile is the jump matrix's name in error messages.
+const JumpMatrixFile = "jump.yaml (embedded)"
+
+// JumpMatrix is the embedded matrix of cases behind a jump host
+// (matrix/jump.yaml): each moment cut on either hop, and a dead target
+// behind a live jump host. `sshrig run --jump` runs it instead of the
+// default matrix.
+func JumpMatrix() []Case {
+	cases, err := LoadMatrix(JumpMatrixFile, jumpMatrixYAML)
+	if err != nil {
+		panic("rig: the embedded jump matrix does not load: " + err.Error())
+	}
+	return cases
+}
 
 // KernelMatrixFile is the kernel matrix's name in error messages.
 const KernelMatrixFile = "kernel.yaml (embedded)"

@@ -112,6 +112,32 @@ func TestSelect(t *testing.T) {
 
 // The kernel matrix is every moment x vanish x the dispositions that
 // matter there, and nothing else.
+// TestJumpMatrix: every case behind the jump host names its hop, loads
+// valid, and both hops are cut at every moment with a cut.
+func TestJumpMatrix(t *testing.T) {
+	cut := map[fault.Hop]map[fault.Moment]bool{fault.ClientJump: {}, fault.JumpTarget: {}}
+	for _, c := range JumpMatrix() {
+		c = c.WithDefaults()
+		if err := c.Validate(); err != nil {
+			t.Error(err)
+		}
+		if c.Hop == 0 {
+			t.Errorf("%s names no hop", c.ID)
+		}
+		cut[c.Hop][c.Moment] = true
+	}
+	for hop, moments := range cut {
+		for _, m := range fault.Moments() {
+			if m.HasCut() && !m.IsStep() && !moments[m] {
+				t.Errorf("hop %s is never cut at %s", hop, m)
+			}
+		}
+	}
+	if !cut[fault.JumpTarget][fault.Refuse] {
+		t.Error("no case of a dead target behind a live jump host")
+	}
+}
+
 func TestKernelMatrixMatchesTheMoments(t *testing.T) {
 	got := KernelMatrix()
 	want := cutMatrix([]fault.Cut{fault.Vanish}, false)

@@ -172,6 +172,18 @@ func (c Case) combinationProblems() []*CaseError {
 			add("step", "%v", strings.TrimPrefix(err.Error(), "fault: "))
 		}
 	}
+	if c.Hop != 0 {
+		switch {
+		case c.Moment == fault.Refuse && c.Hop != fault.JumpTarget:
+			add("hop", "a refused connection behind a jump host is the jump host's to the target: it needs hop %s, not %s", fault.JumpTarget, c.Hop)
+		case c.Hop == fault.JumpTarget && c.Cut == fault.KillHelper:
+			add("hop", "no process of the tool's holds the jump host's connection to the target: kill-helper needs hop %s", fault.ClientJump)
+		case c.Hop == fault.JumpTarget && c.Cut.NeedsKernel():
+			add("hop", "the jump host's connection to the target is cut by the proxy: %v needs hop %s", c.Cut, fault.ClientJump)
+		case c.Credential != 0 || c.Refusal != 0 || c.Host != "" || c.ChangedHostKey || c.Step != nil || c.Scenario != "":
+			add("hop", "a case behind a jump host has no credential, refusal, host, host_key, step or scenario of its own")
+		}
+	}
 	if c.Host != "" && c.Moment != fault.Refuse {
 		add("host", "an unresolvable host is never reached: it needs moment refuse, not %s", c.Moment)
 	}

@@ -27,6 +27,9 @@ func TestCaseValidate(t *testing.T) {
 		{"remote-kill late", Case{ID: "x", Moment: fault.Finished, Cut: fault.Reset, Disposition: fault.RemoteKill}, "disposition", "remote-kill cannot apply"},
 		{"bad fixture", Case{ID: "x", Moment: fault.None, Fixture: "id-nul"}, "fixture", "id-nul"},
 		{"scenario with command", Case{ID: "x", Moment: fault.Finished, Cut: fault.Reset, Scenario: ScenarioRecordNote, Command: "true"}, "command", "leave command out"},
+		{"refused jump host", Case{ID: "x", Moment: fault.Refuse, Hop: fault.ClientJump}, "hop", "needs hop jump-target"},
+		{"kill-helper behind", Case{ID: "x", Moment: fault.Started, Cut: fault.KillHelper, Hop: fault.JumpTarget}, "hop", "kill-helper needs hop client-jump"},
+		{"credential behind", Case{ID: "x", Moment: fault.None, Credential: fault.RevokedKey, Hop: fault.ClientJump}, "hop", "no credential"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.c.Validate()

@@ -78,6 +78,9 @@ func (r *Report) JUnit() ([]byte, error) {
 	s := junitSuite{Name: "sshrig " + r.Tool, Time: seconds(r.Summary.DurationMS),
 		Timestamp:  r.Started.UTC().Format(junitTime),
 		Properties: []junitProperty{{"tool", r.Tool}, {"target", r.Target}, {"budget", r.Budget}, {"log_head", r.LogHead}}}
+	if r.Jump {
+		s.Properties = append(s.Properties, junitProperty{"jump", "true"})
+	}
 	if r.Net != "" {
 		s.Properties = append(s.Properties, junitProperty{"net", r.Net})
 	}

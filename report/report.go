@@ -31,7 +31,9 @@ type Report struct {
 	Where   string `json:"where"`
 	// Net is where the tool met the server: "proxy" or "kernel"
 	// (docs/network.md); empty in reports written before it existed.
-	Net     string    `json:"net,omitempty"`
+	Net string `json:"net,omitempty"`
+	// Jump: the tool reached every host through a jump host (run --jump).
+	Jump    bool      `json:"jump,omitempty"`
 	Started time.Time `json:"started"`
 	Budget  string    `json:"budget"`
 	// LogHead is the event log's head, "seq:hash": sshrig verify checks the

@@ -64,6 +64,11 @@ type Options struct {
 	// Net is where the tool meets the server (docs/network.md): NetProxy,
 	// the default, or NetKernel.
 	Net Net
+	// Jump: the tool reaches every host through a jump host (a bastion;
+	// the server is both, docs/network.md), the preflight's included.
+	// Every case must then name the hop it cuts (matrix.JumpMatrix), and
+	// without Jump none may.
+	Jump bool
 	// Out, when not nil, receives the run directory's files: the event log,
 	// a transcript per case and, when the run ends, report.json with the
 	// log's head. Nil leaves nothing behind: the event log assertion 4 is
@@ -239,6 +244,9 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 	if len(invalid) > 0 {
 		return nil, nil, fmt.Errorf("rig: invalid cases: %w", errors.Join(invalid...))
 	}
+	if err := CheckHops(cases, o.Jump); err != nil {
+		return nil, nil, err
+	}
 	o.Cases = cases
 	started := time.Now()
 	sess, err := openSession(ctx, o.Target, o.Net, o.Out)
@@ -258,6 +266,7 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 		Target:     o.Target.Name(),
 		Where:      env.Endpoint().Where,
 		Net:        string(env.Net()),
+		Jump:       o.Jump,
 		Started:    started.UTC(),
 		Budget:     o.Budget.String(),
 		Shard:      o.Shard,
@@ -419,6 +428,9 @@ func (r *runner) addStepCases(pre *report.Preflight) error {
 	if len(r.o.StepCases.Globs) == 0 || r.o.Shard != nil {
 		return nil
 	}
+	if r.o.Jump {
+		return fmt.Errorf("%w: step cases are not made behind a jump host: leave --cases 'step.*' out of a run with --jump", ErrHopsMismatch)
+	}
 	all, capped := matrix.StepCases(pre.Conversation)
 	pre.StepCases, pre.StepsCapped = len(all), capped
 	picked, err := matrix.SelectSteps(all, r.o.StepCases)
@@ -519,6 +531,9 @@ func (r *runner) target(run *engine.Run, c matrix.Case) (tool.Target, error) {
 		Command:       cmd,
 		Deadline:      r.budget(c),
 		Network:       run.Network(),
+	}
+	if j := run.JumpAddr(); j != "" {
+		t.Jump = r.env.User() + "@" + j
 	}
 	if c.Draw != nil {
 		t.Seed = c.Draw.Seed
@@ -825,6 +840,9 @@ func (r *runner) serverGone(ctx context.Context) string {
 // cost the one measured.
 func (r *runner) preflight(ctx context.Context) (report.Preflight, cost) {
 	c := matrix.Case{ID: "preflight", Moment: fault.None, Disposition: fault.Survive, Operation: matrix.DefaultOperation}
+	if r.o.Jump {
+		c.Hop = fault.JumpTarget // through the jump host; nothing is cut
+	}
 	probe := startCostProbe()
 	cr, busy := r.runBeside(ctx, c)
 	spent := probe.finish()
@@ -880,4 +898,22 @@ func truthReport(t reconcile.Truth, established bool) *reconcile.TruthReport {
 		return nil
 	}
 	return t.Report()
+}
+
+// ErrHopsMismatch is returned for a run whose cases and jump host do not
+// fit: with a jump host every case names its hop, without one none does.
+var ErrHopsMismatch = errors.New("rig: cases and jump host do not fit")
+
+// CheckHops checks that cases fit a run with (jump) or without a jump host
+// (Options.Jump).
+func CheckHops(cases []matrix.Case, jump bool) error {
+	for _, c := range cases {
+		switch {
+		case jump && c.Hop == 0:
+			return fmt.Errorf("%w: case %s names no hop, and in a run through a jump host (--jump) every case must (hop: client-jump or jump-target; matrix/jump.yaml)", ErrHopsMismatch, c.ID)
+		case !jump && c.Hop != 0:
+			return fmt.Errorf("%w: case %s: hop: %s needs a jump host: run with --jump", ErrHopsMismatch, c.ID, c.Hop)
+		}
+	}
+	return nil
 }

@@ -30,6 +30,9 @@ const (
 	// EnvLedger is the ledger's path on the target, set for reconcile
 	// probes (docs/reconcile.md).
 	EnvLedger = "SSHRIG_LEDGER"
+	// EnvJump is the jump host the tool must reach the target through, in
+	// `ssh -J` form (user@host:port), or empty (Target.Jump).
+	EnvJump = "SSHRIG_JUMP"
 )
 
 // Target is everything a tool needs for one attempt at one operation.
@@ -78,6 +81,14 @@ type Target struct {
 	// correlation id (docs/reconcile.md). It changes nothing. A tool whose
 	// attempt ended with outcome_unknown runs it before anything else.
 	Reconcile string
+
+	// Jump, when set, is the jump host (a bastion) the tool must reach Addr
+	// through, in `ssh -J` form: "user@host:port". Addr then names the
+	// target as the jump host reaches it: the tool asks the jump host for a
+	// tunnel (direct-tcpip) to Addr and runs the target's SSH exchange
+	// inside it. The jump host's key is pinned in KnownHosts too, and the
+	// same Identity logs in to both.
+	Jump string
 
 	// Network is where the tool's connections must start; nil means this
 	// process's own network. Under the kernel network (--net kernel) Addr
@@ -158,7 +169,23 @@ func (t Target) Environ() []string {
 		EnvLookup + "=" + t.Lookup,
 		EnvFollowUp + "=" + t.FollowUp,
 		EnvReconcile + "=" + t.Reconcile,
+		EnvJump + "=" + t.Jump,
 	}
+}
+
+// JumpAddr is the host:port part of Jump ("" without a jump host).
+func (t Target) JumpAddr() string {
+	_, hp, _ := strings.Cut(t.Jump, "@")
+	return hp
+}
+
+// JumpUser is the user part of Jump ("" without a jump host).
+func (t Target) JumpUser() string {
+	u, _, _ := strings.Cut(t.Jump, "@")
+	if !strings.Contains(t.Jump, "@") {
+		return ""
+	}
+	return u
 }
 
 // Tool tries one operation against a Target.
@@ -200,6 +227,7 @@ func FromEnv(getenv func(string) string) (Target, error) {
 	t.Lookup = getenv(EnvLookup)
 	t.FollowUp = getenv(EnvFollowUp)
 	t.Reconcile = getenv(EnvReconcile)
+	t.Jump = getenv(EnvJump)
 	ms := get(EnvDeadlineMS)
 	n, err := strconv.ParseInt(ms, 10, 64)
 	if ms != "" && err == nil && n > 0 {
@@ -214,6 +242,11 @@ func FromEnv(getenv func(string) string) (Target, error) {
 	}
 	if _, _, err := net.SplitHostPort(t.Addr); err != nil {
 		return t, fmt.Errorf("tool: "+EnvAddr+"=%q: %v", t.Addr, err)
+	}
+	if t.Jump != "" {
+		if _, _, err := net.SplitHostPort(t.JumpAddr()); err != nil || t.JumpUser() == "" {
+			return t, fmt.Errorf("tool: "+EnvJump+"=%q: want user@host:port", t.Jump)
+		}
 	}
 	return t, nil
 }

@@ -9,7 +9,7 @@ import (
 func TestEnvironRoundTrip(t *testing.T) {
 	want := Target{Addr: "127.0.0.1:2222", User: "u", Identity: "/k", Certificate: "/k-cert.pub", KnownHosts: "/kh",
 		CorrelationID: "c-1", Operation: "op", Command: "echo 'x'\nexit 3", Deadline: 1500 * time.Millisecond,
-		Lookup: "cat r", FollowUp: "note {id}", Reconcile: "SSHRIG_CORRELATION_ID='c-1'; exec /bin/sh -c 'probe'"}
+		Lookup: "cat r", FollowUp: "note {id}", Reconcile: "SSHRIG_CORRELATION_ID='c-1'; exec /bin/sh -c 'probe'", Jump: "u@127.0.0.1:2200"}
 	env := map[string]string{}
 	for _, kv := range want.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -30,5 +30,15 @@ func TestEnvironRoundTrip(t *testing.T) {
 	env["SSHRIG_USER"] = "u"
 	if _, err := FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "SSHRIG_DEADLINE_MS") {
 		t.Fatalf("bad deadline: %v", err)
+	}
+	env["SSHRIG_DEADLINE_MS"] = "1500"
+	for _, bad := range []string{"127.0.0.1:2200", "u@127.0.0.1", "@127.0.0.1:2200"} {
+		env["SSHRIG_JUMP"] = bad
+		if _, err := FromEnv(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "SSHRIG_JUMP") {
+			t.Errorf("SSHRIG_JUMP=%q: %v, want an error naming it", bad, err)
+		}
+	}
+	if got.JumpUser() != "u" || got.JumpAddr() != "127.0.0.1:2200" {
+		t.Errorf("jump user %q, address %q", got.JumpUser(), got.JumpAddr())
 	}
 }

@@ -30,8 +30,12 @@ func loadMatrix(path string) ([]matrix.Case, error) {
 
 // matrixFor is the matrix a run on net selects from: the matrix file, or
 // the default matrix with, on the kernel network, the kernel matrix after
-// it (docs/network.md).
-func matrixFor(path string, net rig.Net) ([]matrix.Case, error) {
+// it, or through a jump host (jump) the jump matrix instead
+// (docs/network.md).
+func matrixFor(path string, net rig.Net, jump bool) ([]matrix.Case, error) {
+	if path == "" && jump {
+		return matrix.JumpMatrix(), nil
+	}
 	all, err := loadMatrix(path)
 	if err == nil && path == "" && net == rig.NetKernel {
 		all = append(all, matrix.KernelMatrix()...)
@@ -41,7 +45,7 @@ func matrixFor(path string, net rig.Net) ([]matrix.Case, error) {
 
 func newCasesCmd() *cobra.Command {
 	var globs, matrixFile, output, netName string
-	var long bool
+	var long, jump bool
 	cmd := &cobra.Command{
 		Use:   "cases",
 		Short: "List (and with --matrix, validate) the cases of a matrix, one id per line",
@@ -49,14 +53,15 @@ func newCasesCmd() *cobra.Command {
 --matrix (docs/matrix.md), which it validates first: a file that does not load
 exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong. With
 --net kernel it lists what 'sshrig run --net kernel' runs: the default matrix
-and the kernel matrix's vanish cases after it (docs/network.md).`,
+and the kernel matrix's vanish cases after it; with --jump what 'sshrig run --jump'
+runs: the cases behind a jump host (docs/network.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			net, err := rig.ParseNet(netName)
 			if err != nil {
 				return usageError("--net: %v", err)
 			}
-			all, err := matrixFor(matrixFile, net)
+			all, err := matrixFor(matrixFile, net, jump)
 			if err != nil {
 				return err
 			}
@@ -101,6 +106,7 @@ and the kernel matrix's vanish cases after it (docs/network.md).`,
 	cmd.Flags().StringVar(&globs, "cases", "", "comma-separated globs over case ids and aliases")
 	cmd.Flags().StringVar(&matrixFile, "matrix", "", "matrix file (YAML, docs/matrix.md) to validate and list instead of the default matrix")
 	cmd.Flags().StringVar(&netName, "net", string(rig.NetProxy), "the network whose cases to list: proxy, or kernel (adds the vanish cases)")
+	cmd.Flags().BoolVar(&jump, "jump", false, "list the cases behind a jump host that 'sshrig run --jump' runs")
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "one row per case with its moment, cut, disposition and exit code")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one object per case, for scripts)")
 	return cmd

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/sshrig/sshrig/internal/capbuf"
+	"github.com/sshrig/sshrig/internal/jumpdial"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
@@ -133,7 +134,7 @@ func (c Client) Attempt(ctx context.Context, t tool.Target) Attempt {
 	if !c.NoDeadlines {
 		dialer.Timeout = d.Connect
 	}
-	conn, err := t.Dial(ctx, &dialer)
+	conn, err := c.dial(ctx, t, &dialer, d, signer, hostKeys)
 	if err != nil {
 		a.Err = err
 		return a
@@ -434,4 +435,37 @@ func writeReport(stdout, stderr io.Writer, t tool.Target, a Attempt, r result.Re
 		return
 	}
 	stdout.Write(append(b, '\n'))
+}
+
+// dial connects to the target: directly, or through t's jump host (an SSH
+// connection to it with the same key and known_hosts, and a tunnel to
+// t.Addr), the jump host's handshake bounded as the target's. Nothing the
+// tool asks the target for has left before it returns, so a failure here
+// is a failure to connect, whichever hop it was on.
+func (c Client) dial(ctx context.Context, t tool.Target, dialer *net.Dialer, d Deadlines, signer gossh.Signer, hostKeys gossh.HostKeyCallback) (net.Conn, error) {
+	if t.Jump == "" {
+		return t.Dial(ctx, dialer)
+	}
+	var first net.Conn
+	err := tool.Within(t.Network, func() error {
+		var err error
+		first, err = dialer.DialContext(ctx, "tcp", t.JumpAddr())
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jump host %s: %w", t.JumpAddr(), err)
+	}
+	if !c.NoDeadlines {
+		first.SetDeadline(time.Now().Add(d.Handshake))
+	}
+	cfg := &gossh.ClientConfig{User: t.JumpUser(), Auth: []gossh.AuthMethod{gossh.PublicKeys(signer)}, HostKeyCallback: hostKeys}
+	if c.IgnoreHostKey {
+		cfg.HostKeyCallback = gossh.InsecureIgnoreHostKey() //nolint:gosec // the mutant's defect
+	}
+	tunnel, err := jumpdial.Through(ctx, first, t.JumpAddr(), cfg, t.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("through jump host %s: %w", t.JumpAddr(), err)
+	}
+	first.SetDeadline(time.Time{})
+	return tunnel, nil
 }

@@ -173,10 +173,14 @@ type caseAcc struct {
 // the tool met the server there (docs/network.md), which changes what a
 // blackhole does to it.
 func targetOf(rep *report.Report) string {
-	if rep.Net == "kernel" {
-		return rep.Target + ", kernel network"
+	t := rep.Target
+	if rep.Jump {
+		t += " through a jump host"
 	}
-	return rep.Target
+	if rep.Net == "kernel" {
+		t += ", kernel network"
+	}
+	return t
 }
 
 func build(runs []*Run) page {
