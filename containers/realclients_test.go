@@ -8,7 +8,6 @@ import (
 	"github.com/sshrig/sshrig/internal/realclients"
 	"github.com/sshrig/sshrig/internal/testpeer"
 	"github.com/sshrig/sshrig/internal/tools"
-	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/rig"
 	"golang.org/x/sync/errgroup"
 )
@@ -26,6 +25,9 @@ var onContainer = map[string]bool{
 	// Its wrapper's shell on the host is the image's busybox sh, whose
 	// process tree the nested workload's truth is read from.
 	"docs/examples/module-honest.sh": true,
+	// Its jump host in the container reaches the rig's second cutter
+	// across the container's bridge (Endpoint.RigHost).
+	"docs/examples/ssh-jump-honest.sh": true,
 }
 
 // TestRealClients: rig.TestRealClients on the container target. The honest
@@ -60,7 +62,7 @@ func TestRealClients(t *testing.T) {
 // own and checks its verdicts against its table entry.
 func checkRealClient(t *testing.T, w realclients.Wrapper) {
 	testpeer.Need(t, w.Needs...)
-	cases, steps, err := matrix.SplitSelection(matrix.DefaultMatrix(), w.CaseIDs())
+	cases, steps, err := w.Selection()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +76,7 @@ func checkRealClient(t *testing.T, w realclients.Wrapper) {
 	// past go test's ten minutes; a timing verdict seen while busy is
 	// confirmed alone either way.
 	rep, d := runRig(t, rig.Options{Tool: tools.External{Argv: []string{script}}, Cases: cases, Target: rig.Container(l), StepCases: steps,
-		Parallel: rig.DefaultParallel})
+		Parallel: rig.DefaultParallel, Jump: w.Jump})
 	t.Logf("%s (%.1fs)", rep.SummaryLine(), d.Seconds())
 	noContainersOf(t, l)
 	for _, problem := range realclients.Check(w, rep.Preflight.StepCases, realclients.VerdictsOf(rep.Cases)) {

@@ -8,7 +8,6 @@ import (
 	"github.com/sshrig/sshrig/internal/realclients"
 	"github.com/sshrig/sshrig/internal/testpeer"
 	"github.com/sshrig/sshrig/internal/tools"
-	"github.com/sshrig/sshrig/matrix"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -44,7 +43,7 @@ func TestRealClients(t *testing.T) {
 // verdicts against its table entry.
 func checkRealClient(t *testing.T, w realclients.Wrapper) {
 	testpeer.Need(t, w.Needs...)
-	cases, steps, err := matrix.SplitSelection(matrix.DefaultMatrix(), w.CaseIDs())
+	cases, steps, err := w.Selection()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +58,7 @@ func checkRealClient(t *testing.T, w realclients.Wrapper) {
 	// take the package past go test's ten minutes; a timing verdict seen
 	// while busy is confirmed alone either way.
 	rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, StepCases: steps, Out: out,
-		Parallel: DefaultParallel})
+		Parallel: DefaultParallel, Jump: w.Jump})
 	if err != nil {
 		t.Fatal(err)
 	}

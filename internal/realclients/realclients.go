@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/report"
 )
 
@@ -27,6 +28,10 @@ type Wrapper struct {
 	// the preflight made, no more and no fewer, so a client whose
 	// conversation changes is seen.
 	Steps []Case
+	// Jump: the wrapper reaches its target through a jump host (SSHRIG_JUMP,
+	// ssh -J): its cases are the jump matrix's (matrix.JumpMatrix), run
+	// with rig.Options.Jump, where the others' are the default matrix's.
+	Jump bool
 	// Limits lists, for an honest wrapper, the cases its client gives it no
 	// means to get right, with the rule that fails them (docs/real-clients.md
 	// says why); every other case must pass.
@@ -54,6 +59,22 @@ func (w Wrapper) CaseIDs() []string {
 		ids = append(ids, c.ID)
 	}
 	return ids
+}
+
+// Selection is what the tests run of w: its cases (CaseIDs) of the
+// default matrix, or of the jump matrix for a wrapper behind a jump host,
+// and the step cases to make after the preflight (none behind a jump
+// host).
+func (w Wrapper) Selection() ([]matrix.Case, matrix.StepSelection, error) {
+	all := matrix.DefaultMatrix()
+	if w.Jump {
+		all = matrix.JumpMatrix()
+	}
+	cases, steps, err := matrix.SplitSelection(all, w.CaseIDs())
+	if w.Jump {
+		steps = matrix.StepSelection{}
+	}
+	return cases, steps, err
 }
 
 // both lists each step case id with the cuts every step gets
@@ -179,6 +200,21 @@ func Wrappers() []Wrapper {
 			// ran, yet plink's 1 (reset) or timeout's 137 (blackhole) is
 			// "confirmed_failure".
 			Steps: both("step.03-simple-putty-projects-tartarus-org", verdict.RuleUnsafeCategory)},
+		// ssh -J: a second ssh (-W) carries the tunnel. Through it a reset
+		// of either hop after the exit status reached the jump host can
+		// lose that status (the -W process exits before it wrote it out):
+		// the honest wrapper then says unknown, which is conservative.
+		{Script: "docs/examples/ssh-jump-honest.sh", Needs: openssh, Jump: true},
+		{Script: "docs/examples/ssh-jump-naive.sh", Needs: openssh, Jump: true,
+			Defect: "ssh's exit status is taken for the outcome, and 255 (\"the bastion dropped\") is retried blindly",
+			Caught: []Case{{"jump.first.handshake.reset.survive", ""}, {"jump.second.accept.reset.survive", ""},
+				{"jump.target-dead", verdict.RuleUnsafeCategory},
+				{"jump.first.started.reset.survive", verdict.RuleBlindRetry}, {"jump.second.started.reset.survive", verdict.RuleBlindRetry},
+				{"jump.first.started.blackhole.survive", verdict.RuleUnsafeCategory}, {"jump.second.finished.blackhole.survive", verdict.RuleUnsafeCategory}},
+		},
+		// asyncssh's tunnel= (Debian's python3-asyncssh): the library
+		// holds its sockets itself, so kill-helper has no helper to kill.
+		{Script: "docs/examples/asyncssh-jump-honest.py", Needs: []string{"python3-asyncssh"}, Jump: true},
 		{Script: "docs/examples/dbclient-honest.sh", Needs: dbc,
 			// dbclient never says the server refused the exec (it waits)
 			// or why it rejected the session (it exits 0).

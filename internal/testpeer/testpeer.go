@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -29,6 +30,18 @@ var debian = map[string]string{
 	"bash":            "bash",
 	"busybox":         "busybox-static",
 	"ansible":         "ansible-core",
+	// A Python library, not a program: Lookup finds it by importing it
+	// with Debian's python3 (pythonModule).
+	"python3-asyncssh": "python3-asyncssh",
+}
+
+// pythonModule is, for a peer that is a Debian Python library
+// ("python3-NAME"), the module to import; "" for a program.
+func pythonModule(peer string) string {
+	if m, ok := strings.CutPrefix(peer, "python3-"); ok {
+		return m
+	}
+	return ""
 }
 
 // Programs lists the programs Package knows, sorted.
@@ -50,8 +63,12 @@ func Required() bool { return os.Getenv(RequireEnv) == "1" }
 
 // Lookup finds program on PATH; its error says what to install.
 func Lookup(program string) (string, error) {
-	path, err := exec.LookPath(program)
-	if err == nil {
+	if m := pythonModule(program); m != "" {
+		// Debian's interpreter, which its python3-* packages install for.
+		if exec.Command("/usr/bin/python3", "-c", "import "+m).Run() == nil {
+			return "/usr/bin/python3", nil
+		}
+	} else if path, err := exec.LookPath(program); err == nil {
 		return path, nil
 	}
 	pkg := Package(program)

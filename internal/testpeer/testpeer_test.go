@@ -12,6 +12,9 @@ import (
 func TestLookupSaysWhatToInstall(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	for _, p := range Programs() {
+		if pythonModule(p) != "" {
+			continue // imported by Debian's /usr/bin/python3, whatever PATH says
+		}
 		_, err := Lookup(p)
 		if err == nil || !strings.Contains(err.Error(), "apt-get install -y "+Package(p)) {
 			t.Errorf("%s with an empty PATH: %v, want the Debian package %s named", p, err, Package(p))
