@@ -47,6 +47,11 @@
 // that of the shell running the wrapper script, so a start and a complete
 // marker from the same run carry the same pid.
 //
+// A command one tool runs on many hosts at once (a fleet) is the same on
+// every host: [WrapPerHost] wraps it so that its markers carry the id each
+// host's environment gives it ([HostIDEnv]), which the rig's server sets to
+// the id of the case the connection belongs to.
+//
 // [Parse] never fails on content: every line becomes either an [Entry] or a
 // [LineError] with a specific reason, so a torn or garbled ledger is still
 // read as far as it is readable.

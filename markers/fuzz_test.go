@@ -165,6 +165,8 @@ func FuzzUnwrap(f *testing.F) {
 	f.Add("sshrig_id=a sshrig_ledger=''\\'''\n" + scriptMiddle + "true" + scriptEnd)
 	f.Add("sshrig_id=a sshrig_ledger='l'\n" + scriptMiddle[:len(scriptMiddle)-1] + scriptEnd)
 	f.Add(strings.TrimSuffix(good, "\n"))
+	perHost, _ := WrapPerHost("/tmp/ledger", "echo hi")
+	f.Add(perHost)
 	f.Fuzz(func(t *testing.T, script string) {
 		spec, ok := Unwrap(script)
 		if !ok {
@@ -175,6 +177,9 @@ func FuzzUnwrap(f *testing.F) {
 		}
 		// Whatever Unwrap accepts is exactly what Wrap makes of its parts.
 		again, err := Wrap(spec.ID, spec.Ledger, spec.Command)
+		if spec.PerHost {
+			again, err = WrapPerHost(spec.Ledger, spec.Command)
+		}
 		if err != nil || again != script {
 			t.Fatalf("Unwrap accepted %q as %+v, but Wrap gives %q, %v", script, spec, again, err)
 		}

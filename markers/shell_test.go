@@ -309,3 +309,49 @@ func TestConcurrentCasesShareALedger(t *testing.T) {
 		}
 	})
 }
+
+// TestPerHostScript: one per-host script, run with two hosts' ids, marks
+// each run with its own host's id; without an id it stops before the start
+// marker and does no work.
+func TestPerHostScript(t *testing.T) {
+	forEachShell(t, func(t *testing.T, argvFor func(string) []string) {
+		dir := t.TempDir()
+		ledgerPath := filepath.Join(dir, "ledger")
+		workDone := filepath.Join(dir, "work done")
+		script, err := WrapPerHost(ledgerPath, "echo working; : >"+singleQuote(workDone))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"case-1", "case-2"} {
+			if run := runScript(t, argvFor(script), append(environWithoutGate(), HostIDEnv+"="+id)); run.exitCode != 0 {
+				t.Fatalf("host %s: exit %d: %s", id, run.exitCode, run.stderr)
+			}
+		}
+		b, err := os.ReadFile(ledgerPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := ParseBytes(b)
+		for _, id := range []string{"case-1", "case-2"} {
+			if s := l.Summary(id); s.Starts != 1 || s.Completes != 1 {
+				t.Errorf("host %s: %+v in the ledger, want one start and one complete:\n%s", id, s, b)
+			}
+		}
+		os.Remove(workDone)
+		var env []string
+		for _, kv := range environWithoutGate() {
+			if !strings.HasPrefix(kv, HostIDEnv+"=") {
+				env = append(env, kv)
+			}
+		}
+		if run := runScript(t, argvFor(script), env); run.exitCode == 0 {
+			t.Errorf("without %s the script exited 0", HostIDEnv)
+		}
+		if _, err := os.Stat(workDone); !errors.Is(err, os.ErrNotExist) {
+			t.Error("the work ran without a host id")
+		}
+		if after, _ := os.ReadFile(ledgerPath); !bytes.Equal(after, b) {
+			t.Errorf("the ledger changed without a host id:\n%s", after)
+		}
+	})
+}

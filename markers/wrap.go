@@ -68,9 +68,37 @@ const (
 // Spec is what a wrapped script is made of: the marker id, the ledger path
 // and the command that does the work.
 type Spec struct {
-	ID      string
+	ID      string // "" for a per-host script (PerHost)
 	Ledger  string
 	Command string
+	// PerHost: the script takes its marker id from HostIDEnv where it
+	// runs (WrapPerHost), so one script run on many hosts marks each
+	// host's run with that host's id.
+	PerHost bool
+}
+
+// HostIDEnv is the environment variable a per-host script (WrapPerHost)
+// reads its marker id from. The rig's server sets it, for every command it
+// runs, to the id of the case the command's connection belongs to: each
+// host of a fleet is a case of its own.
+const HostIDEnv = "SSHRIG_HOST_ID"
+
+// perHostID is what a per-host script assigns to sshrig_id: the host's id,
+// and where there is none the shell stops before the start marker
+// (${VAR:?} ends a non-interactive shell), so a run that cannot be told
+// apart from another host's is never marked.
+const perHostID = `"${` + HostIDEnv + `:?}"`
+
+// WrapPerHost is Wrap for a command one tool runs on many hosts at once (a
+// fleet: parallel-ssh sends the same command to every host): the script is
+// the same for every host, and its markers carry the id each host's
+// environment gives it in HostIDEnv. Its errors are Wrap's, but for the id.
+func WrapPerHost(ledger, command string) (string, error) {
+	script, err := Wrap("per-host", ledger, command)
+	if err != nil {
+		return "", err
+	}
+	return firstLinePrefix + perHostID + strings.TrimPrefix(script, firstLinePrefix+"per-host"), nil
 }
 
 // Wrap returns a script for /bin/sh -c that appends "ID start SECONDS PID"
@@ -188,7 +216,14 @@ func Unwrap(script string) (Spec, bool) {
 	// The pieces were cut out leniently; wrapping them again and comparing
 	// is what makes the recognition exact (it rejects, for example, a ledger
 	// with a stray quote, or an id Wrap would refuse).
-	rewrapped, err := Wrap(spec.ID, spec.Ledger, spec.Command)
+	var rewrapped string
+	var err error
+	if id == perHostID {
+		spec.ID, spec.PerHost = "", true
+		rewrapped, err = WrapPerHost(spec.Ledger, spec.Command)
+	} else {
+		rewrapped, err = Wrap(spec.ID, spec.Ledger, spec.Command)
+	}
 	if err != nil || rewrapped != script {
 		return Spec{}, false
 	}

@@ -103,9 +103,13 @@ func TestUnwrapRoundTrip(t *testing.T) {
 		// A command that contains the whole end of a wrapped script.
 		{ID: "c", Ledger: " ", Command: "true" + scriptEnd + "echo more"},
 		{ID: "d", Ledger: `'\''`, Command: scriptMiddle + "true"},
+		{PerHost: true, Ledger: "/tmp/l", Command: "echo 'x'"},
 	}
 	for _, spec := range specs {
 		script, err := Wrap(spec.ID, spec.Ledger, spec.Command)
+		if spec.PerHost {
+			script, err = WrapPerHost(spec.Ledger, spec.Command)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/markers"
 )
 
 // caseState is everything the server knows about one case run.
@@ -57,6 +58,16 @@ func newCase(id string, arm control.Arm, probe bool) *caseState {
 		requests: map[string]int{},
 		relays:   map[int]*relay{},
 	}
+}
+
+// unwrap recognises a marker-wrapped command; a per-host one
+// (markers.WrapPerHost) carries this case's id, which the server gives it.
+func (c *caseState) unwrap(cmd string) (markers.Spec, bool) {
+	spec, ok := markers.Unwrap(cmd)
+	if spec.PerHost {
+		spec.ID = c.id
+	}
+	return spec, ok
 }
 
 func (c *caseState) isEnded() bool {

@@ -195,7 +195,8 @@ func (s *Server) commandLine(c *caseState, g *gate, sp spawnSpec, attr *syscall.
 		// shell cannot trap one that was ignored on entry.
 		argv = append([]string{argv[0], "-c", `trap '' HUP; exec "$0" "$@"`}, argv...)
 	}
-	env = append(append(append([]string{}, s.env...), sp.env...), markers.GateEnv+"="+g.path, "HOME="+c.host.home)
+	env = append(append(append([]string{}, s.env...), sp.env...), markers.GateEnv+"="+g.path, "HOME="+c.host.home,
+		markers.HostIDEnv+"="+c.id) // a per-host script's marker id: this case's, each host being a case
 	path = argv[0]
 	if c.host.tmp != "" && c.host.thread == nil {
 		if s.ns == userNamespace {

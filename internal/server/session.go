@@ -14,7 +14,6 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
-	"github.com/sshrig/sshrig/markers"
 )
 
 // sessionState is one session channel of a connection, served the way
@@ -265,7 +264,7 @@ func (ss *sessionState) answerExec(req *gossh.Request) (ok, armed bool, start fu
 		return false, false, nil
 	}
 	if c.denyExec {
-		spec, _ := markers.Unwrap(r.command)
+		spec, _ := c.unwrap(r.command)
 		sum := sha256.Sum256([]byte(r.command))
 		s.emitRequest(c, tc, ss.id, req.Type, false, "denied")
 		s.emit(control.Event{Kind: control.ExecRefused, Case: c.id, Conn: tc.n, Session: ss.id,
@@ -280,7 +279,7 @@ func (ss *sessionState) answerExec(req *gossh.Request) (ok, armed bool, start fu
 	if n := c.arm.WorkloadRequest; n > 0 {
 		r.candidate = r.ordinal == n
 	} else {
-		_, wrapped := markers.Unwrap(r.command)
+		_, wrapped := c.unwrap(r.command)
 		r.candidate = wrapped || r.kind == "shell"
 	}
 	r.seq, r.step, armed = s.emitRequest(c, tc, ss.id, req.Type, true, execDetail(r.command))
@@ -334,7 +333,7 @@ func (ss *sessionState) runCommand(r *execRequest) {
 	// channel closes without an exit status.
 	defer ss.ch.Close()
 
-	spec, _ := markers.Unwrap(r.command)
+	spec, _ := c.unwrap(r.command)
 	ev := control.Event{Kind: control.ExecReceived, Case: c.id, Conn: tc.n, Session: ss.id, MarkerID: spec.ID, Ref: r.seq}
 	if r.kind == "exec" {
 		sum := sha256.Sum256([]byte(r.command))
