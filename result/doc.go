@@ -29,6 +29,9 @@
 //     given; it ties the report to the remote markers and the rig's event log.
 //   - message (string, optional): prose for people. Nothing may depend on it,
 //     and it must not contain secrets.
+//   - hosts (array, optional, not empty): for an operation the tool ran on
+//     several hosts at once (a fleet), one entry per host it was given; see
+//     below.
 //
 // No other field is allowed, each field appears once, and nothing but JSON
 // whitespace may surround the object. Input larger than MaxSize (1 MiB) is
@@ -40,6 +43,34 @@
 // Go tools build a Result and print the output of Result.Marshal, which
 // validates first; Validate alone checks a Result without encoding it.
 //
+// # Fleets
+//
+// A tool that runs one operation on several hosts at once (parallel-ssh, an
+// Ansible inventory, the rig's SSHRIG_HOSTS) still prints one object. Its
+// top-level fields sum the whole operation up, and hosts says what the tool
+// knows of each host (Result.Hosts, HostResult):
+//
+//	{"ok": false, "category": "outcome_unknown", "operation": "restart_service",
+//	 "retry": "reconcile_first", "correlation_id": "c-7f3a",
+//	 "hosts": [
+//	  {"host": "127.0.0.1:40022", "ok": true, "category": "succeeded", "retry": "never"},
+//	  {"host": "127.0.0.1:40023", "ok": false, "category": "outcome_unknown", "retry": "reconcile_first",
+//	   "message": "connection closed after the remote command started"}]}
+//
+// Each entry has exactly the fields host (non-empty string: the host as the
+// tool was given it), ok, category, retry (as at the top level, with the
+// same rule that ok is true exactly when category is "succeeded") and the
+// optional message. No two entries may name the same host (ErrDuplicateHost;
+// compared exactly, after JSON unescaping). Errors about an entry name it
+// by index, as in ParseError.Field "hosts[2].category". Result.Host finds a
+// host's entry.
+//
+// # Versions
+//
+// ContractVersion is 2. Version 1 had no hosts; version 2 added it as an
+// optional field, so every version 1 result is still valid and encodes the
+// same. The object carries no version field.
+//
 // # Tools in other languages
 //
 // The same contract is published as JSON Schema (draft 2020-12) in
@@ -50,7 +81,10 @@
 //
 // Three rules cannot be expressed by JSON Schema, because a schema validator
 // only sees the already-parsed value: no duplicate keys, no data after the
-// object (a second object, a log line), and the 1 MiB size cap. A tool that
-// passes the schema but prints one of those is still rejected by the rig;
-// print exactly one object, ideally on one line, and log to stderr.
+// object (a second object, a log line), and the 1 MiB size cap. A fourth,
+// that no two entries of hosts name the same host, is beyond JSON Schema
+// because it can only require whole array items to be unique, not one
+// property of them. A tool that passes the schema but breaks one of these
+// is still rejected by the rig; print exactly one object, ideally on one
+// line, list each host once, and log to stderr.
 package result

@@ -83,3 +83,39 @@ func ExampleResult_Marshal() {
 	// {"ok":false,"category":"outcome_unknown","operation":"restart_service","retry":"reconcile_first","correlation_id":"c-7f3a","message":"connection closed after the remote command started; completion unknown"}
 	// result: ok contradicts category: ok is true but category is "outcome_unknown" (ok must be false: it is true exactly when category is "succeeded")
 }
+
+// A fleet result sums the operation up at the top level; a caller that acts
+// per host reads hosts.
+func ExampleResult_Host() {
+	stdout := []byte(`{"ok": false, "category": "outcome_unknown", "operation": "restart_service",
+ "retry": "reconcile_first", "correlation_id": "c-7f3a",
+ "hosts": [
+  {"host": "127.0.0.1:40022", "ok": true, "category": "succeeded", "retry": "never"},
+  {"host": "127.0.0.1:40023", "ok": false, "category": "outcome_unknown", "retry": "reconcile_first"}]}`)
+
+	r, err := result.Parse(stdout)
+	if err != nil {
+		fmt.Println("malformed result:", err)
+		return
+	}
+	for _, h := range r.Hosts {
+		fmt.Printf("%s: %s, then %s\n", h.Host, h.Category, h.Retry)
+	}
+	if h, ok := r.Host("127.0.0.1:40023"); ok && h.Retry == result.ReconcileFirst {
+		fmt.Println("inspect 127.0.0.1:40023 before any retry")
+	}
+
+	// Each host appears once.
+	_, err = result.Parse([]byte(`{"ok": true, "category": "succeeded", "operation": "deploy", "retry": "never", "correlation_id": "c-1",
+ "hosts": [{"host": "a", "ok": true, "category": "succeeded", "retry": "never"},
+           {"host": "a", "ok": true, "category": "succeeded", "retry": "never"}]}`))
+	var pe *result.ParseError
+	if errors.As(err, &pe) {
+		fmt.Println(errors.Is(err, result.ErrDuplicateHost), pe.Field)
+	}
+	// Output:
+	// 127.0.0.1:40022: succeeded, then never
+	// 127.0.0.1:40023: outcome_unknown, then reconcile_first
+	// inspect 127.0.0.1:40023 before any retry
+	// true hosts[1].host
+}

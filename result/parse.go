@@ -35,19 +35,25 @@ var (
 	ErrUnknownRetry    = errors.New("result: unknown retry")
 	ErrEmptyValue      = errors.New("result: empty value")
 	ErrOKContradicts   = errors.New("result: ok contradicts category")
+	// ErrDuplicateHost: two entries of hosts name the same host. JSON
+	// Schema cannot express this rule; see the schema's description.
+	ErrDuplicateHost = errors.New("result: duplicate host")
 )
 
 // ParseError reports why a result violates the contract.
 type ParseError struct {
 	// Field is the JSON name of the field the problem is about, or "" when
-	// it is not about one field (syntax, shape, size, trailing data).
+	// it is not about one field (syntax, shape, size, trailing data). In an
+	// entry of hosts it is the path with a zero-based index, such as
+	// "hosts[2].category", or "hosts[2]" for the entry itself.
 	Field string
 	// Offset is the zero-based byte index in the input where the problem
 	// was found, or -1 when unknown (always -1 from Validate). For a syntax
 	// error it is the offending byte, i.e. json.SyntaxError.Offset-1,
 	// because encoding/json counts the bytes read including that one; for
 	// a field it is the start of the field's value (or key, for unknown
-	// and duplicate fields).
+	// and duplicate fields). A missing top-level field has Offset -1; a
+	// missing field of an entry of hosts has the offset of that entry.
 	Offset int64
 	// Err is one of the sentinel errors (ErrSyntax, ErrUnknownCategory, ...).
 	Err error
@@ -83,25 +89,38 @@ func tooLarge(n int) *ParseError {
 		Detail: fmt.Sprintf("%d bytes, the limit is %d (1 MiB)", n, MaxSize)}
 }
 
-// fields lists the contract's fields in contract order; required says which
-// must be present. The JSON Schema and the struct tags are checked against
-// each other by tests, and this list against the struct tags.
-var fields = []struct {
+// field is one key of a contract object.
+type field struct {
 	name     string
 	required bool
 	jsonType string // the JSON type the value must have
-}{
+}
+
+// fields lists the contract's fields in contract order; required says which
+// must be present. The JSON Schema and the struct tags are checked against
+// each other by tests, and this list against the struct tags.
+var fields = []field{
 	{"ok", true, "boolean"},
 	{"category", true, "string"},
 	{"operation", true, "string"},
 	{"retry", true, "string"},
 	{"correlation_id", true, "string"},
 	{"message", false, "string"},
+	{"hosts", false, "array"},
 }
 
-func fieldNames(requiredOnly bool) string {
+// hostFields is fields for each entry of hosts (HostResult).
+var hostFields = []field{
+	{"host", true, "string"},
+	{"ok", true, "boolean"},
+	{"category", true, "string"},
+	{"retry", true, "string"},
+	{"message", false, "string"},
+}
+
+func fieldNames(table []field, requiredOnly bool) string {
 	var s []string
-	for _, f := range fields {
+	for _, f := range table {
 		if f.required || !requiredOnly {
 			s = append(s, f.name)
 		}
@@ -109,7 +128,7 @@ func fieldNames(requiredOnly bool) string {
 	return strings.Join(s, ", ")
 }
 
-// member is one top-level key/value pair as it appeared in the input.
+// member is one key/value pair of an object as it appeared in the input.
 type member struct {
 	key    string // unescaped, as any JSON parser would see it
 	keyOff int64
@@ -128,9 +147,15 @@ type member struct {
 //
 // When several problems exist, Parse reports the first found in this order:
 // size, emptiness, syntax, shape (not an object, trailing data), unknown and
-// duplicate fields (in document order), missing fields, types, values, and
-// finally the consistency of ok with category (the last four in contract
-// field order). The error is always a *ParseError.
+// duplicate fields (in document order), missing fields, types (hosts must
+// be an array), values, and the consistency of ok with category (the last
+// four in contract field order). Then, for a fleet result, hosts: an empty
+// array, then each entry in index order, completely before the next, in
+// the same order as the top level: not an object, unknown and duplicate
+// fields, missing fields, types, values (host: empty, or the host of an
+// earlier entry; category; retry), and ok against category. So a fleet
+// result's top level is judged exactly as a result without hosts is.
+// The error is always a *ParseError.
 func Parse(b []byte) (Result, error) {
 	if len(b) > MaxSize {
 		return Result{}, tooLarge(len(b))
@@ -163,42 +188,11 @@ func Parse(b []byte) (Result, error) {
 		return Result{}, err
 	}
 
-	// Unknown and duplicate fields, whichever comes first in the document.
-	seen := make(map[string]member, len(members))
-	for _, m := range members {
-		if !known(m.key) {
-			return Result{}, &ParseError{Field: m.key, Offset: m.keyOff, Err: ErrUnknownField,
-				Detail: fmt.Sprintf("%q is not part of the contract (allowed: %s)", m.key, fieldNames(false))}
-		}
-		if first, dup := seen[m.key]; dup {
-			return Result{}, &ParseError{Field: m.key, Offset: m.keyOff, Err: ErrDuplicateField,
-				Detail: fmt.Sprintf("%q appears again (first at offset %d); parsers disagree on which one counts",
-					m.key, first.keyOff)}
-		}
-		seen[m.key] = m
+	seen, perr := checkMembers(members, fields, "", "the contract", -1)
+	if perr != nil {
+		return Result{}, perr
 	}
-
-	// Missing fields, in contract order.
-	for _, f := range fields {
-		if _, ok := seen[f.name]; f.required && !ok {
-			return Result{}, &ParseError{Field: f.name, Offset: -1, Err: ErrMissingField,
-				Detail: fmt.Sprintf("%q (required: %s)", f.name, fieldNames(true))}
-		}
-	}
-
-	// Types, in contract order.
-	offsets := make(map[string]int64, len(seen))
-	for _, f := range fields {
-		m, ok := seen[f.name]
-		if !ok {
-			continue
-		}
-		offsets[f.name] = m.valOff
-		if got := kindOf(m.raw); got != f.jsonType {
-			return Result{}, &ParseError{Field: f.name, Offset: m.valOff, Err: ErrWrongType,
-				Detail: fmt.Sprintf("field %q is %s, want %s", f.name, article(got), f.jsonType)}
-		}
-	}
+	offsets := valueOffsets(seen)
 
 	var r Result
 	r.OK = bytes.Equal(seen["ok"].raw, []byte("true"))
@@ -214,7 +208,109 @@ func Parse(b []byte) (Result, error) {
 	if perr := r.check(offsets); perr != nil {
 		return Result{}, perr
 	}
+	if m, ok := seen["hosts"]; ok {
+		hosts, perr := parseHosts(m)
+		if perr != nil {
+			return Result{}, perr
+		}
+		r.Hosts = hosts
+	}
 	return r, nil
+}
+
+// checkMembers applies the checks on the keys and types of one object:
+// unknown and duplicate fields (in document order), then missing fields and
+// types (in table order). path prefixes ParseError.Field ("" at the top
+// level, "hosts[2]." in an entry), what names the object in the message
+// about an unknown field, and missingOff is the Offset of a missing field.
+// It returns the members by key.
+func checkMembers(members []member, table []field, path, what string, missingOff int64) (map[string]member, *ParseError) {
+	seen := make(map[string]member, len(members))
+	for _, m := range members {
+		if !known(table, m.key) {
+			return nil, &ParseError{Field: path + m.key, Offset: m.keyOff, Err: ErrUnknownField,
+				Detail: fmt.Sprintf("%q is not part of %s (allowed: %s)", m.key, what, fieldNames(table, false))}
+		}
+		if first, dup := seen[m.key]; dup {
+			return nil, &ParseError{Field: path + m.key, Offset: m.keyOff, Err: ErrDuplicateField,
+				Detail: fmt.Sprintf("%q appears again (first at offset %d); parsers disagree on which one counts",
+					path+m.key, first.keyOff)}
+		}
+		seen[m.key] = m
+	}
+
+	// Missing fields, in contract order.
+	for _, f := range table {
+		if _, ok := seen[f.name]; f.required && !ok {
+			return nil, &ParseError{Field: path + f.name, Offset: missingOff, Err: ErrMissingField,
+				Detail: fmt.Sprintf("%q (required: %s)", path+f.name, fieldNames(table, true))}
+		}
+	}
+
+	// Types, in contract order.
+	for _, f := range table {
+		m, ok := seen[f.name]
+		if !ok {
+			continue
+		}
+		if got := kindOf(m.raw); got != f.jsonType {
+			return nil, &ParseError{Field: path + f.name, Offset: m.valOff, Err: ErrWrongType,
+				Detail: fmt.Sprintf("field %q is %s, want %s", path+f.name, article(got), f.jsonType)}
+		}
+	}
+	return seen, nil
+}
+
+// valueOffsets maps each member's key to the offset of its value.
+func valueOffsets(seen map[string]member) map[string]int64 {
+	offsets := make(map[string]int64, len(seen))
+	for k, m := range seen {
+		offsets[k] = m.valOff
+	}
+	return offsets
+}
+
+// parseHosts reads and checks the value of "hosts", already known to be an
+// array, entry by entry in the order Parse documents.
+func parseHosts(m member) ([]HostResult, *ParseError) {
+	elems, perr := splitArray(m.raw, m.valOff)
+	if perr != nil {
+		return nil, perr // a bug: m.raw passed the scanner
+	}
+	if len(elems) == 0 {
+		return nil, emptyHosts(m.valOff)
+	}
+	hosts := make([]HostResult, 0, len(elems))
+	seenHosts := make(map[string]firstHost, len(elems))
+	for i, e := range elems {
+		path := fmt.Sprintf("hosts[%d]", i)
+		if got := kindOf(e.raw); got != "object" {
+			return nil, &ParseError{Field: path, Offset: e.off, Err: ErrWrongType,
+				Detail: fmt.Sprintf("%s is %s, want object", path, article(got))}
+		}
+		members, err := splitObject(e.raw, e.off)
+		if err != nil {
+			return nil, err
+		}
+		seen, perr := checkMembers(members, hostFields, path+".", "a hosts entry", e.off)
+		if perr != nil {
+			return nil, perr
+		}
+		h := HostResult{
+			Host:     str(seen["host"].raw),
+			OK:       bytes.Equal(seen["ok"].raw, []byte("true")),
+			Category: Category(str(seen["category"].raw)),
+			Retry:    Retry(str(seen["retry"].raw)),
+		}
+		if mm, ok := seen["message"]; ok {
+			h.Message = str(mm.raw)
+		}
+		if perr := h.check(i, valueOffsets(seen), seenHosts); perr != nil {
+			return nil, perr
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, nil
 }
 
 // syntaxError turns what encoding/json said into a ParseError with a
@@ -239,7 +335,7 @@ func syntaxError(err error, n int) *ParseError {
 
 // splitObject returns the members of obj, a syntactically valid JSON object
 // that starts at offset base of the original input.
-func splitObject(obj []byte, base int64) ([]member, error) {
+func splitObject(obj []byte, base int64) ([]member, *ParseError) {
 	dec := json.NewDecoder(bytes.NewReader(obj))
 	if _, err := dec.Token(); err != nil { // the '{'
 		return nil, syntaxError(err, len(obj))
@@ -265,8 +361,33 @@ func splitObject(obj []byte, base int64) ([]member, error) {
 	return members, nil
 }
 
-func known(name string) bool {
-	for _, f := range fields {
+// element is one value of an array as it appeared in the input.
+type element struct {
+	off int64
+	raw json.RawMessage
+}
+
+// splitArray returns the elements of arr, a syntactically valid JSON array
+// that starts at offset base of the original input.
+func splitArray(arr []byte, base int64) ([]element, *ParseError) {
+	dec := json.NewDecoder(bytes.NewReader(arr))
+	if _, err := dec.Token(); err != nil { // the '['
+		return nil, syntaxError(err, len(arr))
+	}
+	var elems []element
+	for dec.More() {
+		off := skipSpaceComma(arr, int(dec.InputOffset()))
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, syntaxError(err, len(arr))
+		}
+		elems = append(elems, element{off: base + int64(off), raw: raw})
+	}
+	return elems, nil
+}
+
+func known(table []field, name string) bool {
+	for _, f := range table {
 		if f.name == name {
 			return true
 		}

@@ -2,6 +2,8 @@ package result
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +32,55 @@ func edit(old, new string) string {
 	return strings.Replace(doc, old, new, 1)
 }
 
+// The entries of fleetDoc, the design's example run on three hosts. The
+// hosts cases edit one entry each; every entry's text is unique in fleetDoc.
+const (
+	host0 = `{"host": "127.0.0.1:40022", "ok": true, "category": "succeeded", "retry": "never"}`
+	host1 = `{"host": "127.0.0.1:40023", "ok": false, "category": "outcome_unknown", "retry": "reconcile_first", ` +
+		`"message": "cut after the command started"}`
+	host2 = `{"host": "127.0.0.1:40024", "ok": false, "category": "confirmed_failure", "retry": "bounded", ` +
+		`"message": "exit status 3"}`
+	fleetHosts = `[` + host0 + `, ` + host1 + `, ` + host2 + `]`
+)
+
+// fleetDoc is doc with hosts: what the tool knows of each of three hosts.
+var fleetDoc = strings.TrimSuffix(doc, "}") + `, "hosts": ` + fleetHosts + `}`
+
+// fleet returns the Result of fleetDoc; each call has its own Hosts.
+func fleet() Result {
+	r := docResult
+	r.Hosts = []HostResult{
+		{Host: "127.0.0.1:40022", OK: true, Category: Succeeded, Retry: Never},
+		{Host: "127.0.0.1:40023", Category: OutcomeUnknown, Retry: ReconcileFirst, Message: "cut after the command started"},
+		{Host: "127.0.0.1:40024", Category: ConfirmedFailure, Retry: Bounded, Message: "exit status 3"},
+	}
+	return r
+}
+
+// editHost returns fleetDoc with entry i (host0, host1 or host2) changed:
+// the first occurrence of old in it replaced by new.
+func editHost(i int, old, new string) string {
+	entry := []string{host0, host1, host2}[i]
+	if !strings.Contains(entry, old) {
+		panic(fmt.Sprintf("editHost: %s not in hosts[%d]", old, i))
+	}
+	return replaceHost(i, strings.Replace(entry, old, new, 1))
+}
+
+// replaceHost returns fleetDoc with entry i replaced by the text entry.
+func replaceHost(i int, entry string) string {
+	old := []string{host0, host1, host2}[i]
+	return strings.Replace(fleetDoc, old, entry, 1)
+}
+
+// editFleet returns fleetDoc with the first occurrence of old replaced by new.
+func editFleet(old, new string) string {
+	if !strings.Contains(fleetDoc, old) {
+		panic("editFleet: " + old + " not in fleetDoc")
+	}
+	return strings.Replace(fleetDoc, old, new, 1)
+}
+
 type parseCase struct {
 	name  string
 	in    string
@@ -46,6 +97,11 @@ type parseCase struct {
 }
 
 func parseCases() []parseCase {
+	return append(topLevelCases(), hostsCases()...)
+}
+
+// topLevelCases are the cases of contract version 1: results without hosts.
+func topLevelCases() []parseCase {
 	minimal := Result{OK: true, Category: Succeeded, Operation: "op", Retry: Never, CorrelationID: "c"}
 	return []parseCase{
 		// Accepted.
@@ -170,6 +226,154 @@ func parseCases() []parseCase {
 	}
 }
 
+// hostsCases are the cases of contract version 2: fleet results, with hosts.
+func hostsCases() []parseCase {
+	fl := fleet()
+	one := Result{OK: true, Category: Succeeded, Operation: "op", Retry: Never, CorrelationID: "c",
+		Hosts: []HostResult{{Host: "h", OK: true, Category: Succeeded, Retry: Never}}}
+	twoHosts := func(a, b string) *Result {
+		r := one
+		r.Hosts = []HostResult{{Host: a, OK: true, Category: Succeeded, Retry: Never},
+			{Host: b, Category: LocalFailure, Retry: Bounded}}
+		return &r
+	}
+	pretty := "{\n  \"ok\": false,\n  \"category\": \"outcome_unknown\",\n  \"operation\": \"restart_service\",\n" +
+		"  \"retry\": \"reconcile_first\",\n  \"correlation_id\": \"c-7f3a\",\n  \"hosts\": [\n" +
+		"    {\"host\": \"a\", \"ok\": true, \"category\": \"succeeded\", \"retry\": \"never\"},\r\n" +
+		"\t{\n\t  \"host\": \"b\",\n\t  \"ok\": false,\n\t  \"category\": \"outcome_unknown\"\n\t}\n  ]\n}\n"
+	dupHost := editHost(2, `"127.0.0.1:40024"`, `"127.0.0.1:40022"`)
+	return []parseCase{
+		// Accepted.
+		{name: "fleet", in: fleetDoc, want: &fl},
+		{name: "fleet of one host",
+			in:   `{"ok":true,"category":"succeeded","operation":"op","retry":"never","correlation_id":"c","hosts":[{"host":"h","ok":true,"category":"succeeded","retry":"never"}]}`,
+			want: &one},
+		{name: "fleet, empty host message, any key order",
+			in:   `{"hosts":[{"message":"","retry":"never","category":"succeeded","ok":true,"host":"h"}],"correlation_id":"c","retry":"never","operation":"op","category":"succeeded","ok":true}`,
+			want: &one},
+		{name: "hosts differing in case are different hosts",
+			in: `{"ok":true,"category":"succeeded","operation":"op","retry":"never","correlation_id":"c","hosts":[` +
+				`{"host":"a","ok":true,"category":"succeeded","retry":"never"},{"host":"A","ok":false,"category":"local_failure","retry":"bounded"}]}`,
+			want: twoHosts("a", "A")},
+		{name: "escapes in a host",
+			in: `{"ok":true,"category":"succeeded","operation":"op","retry":"never","correlation_id":"c","hosts":[` +
+				`{"host":"a","ok":true,"category":"succeeded","retry":"never"},{"host":"\u0062\"","ok":false,"category":"local_failure","retry":"bounded"}]}`,
+			want: twoHosts("a", `b"`)},
+
+		// The hosts field itself.
+		{name: "hosts as object", in: editFleet(fleetHosts, `{"host": "h"}`), err: ErrWrongType, field: "hosts",
+			at: `{"host": "h"}`, msg: fmt.Sprintf(`result: wrong type at offset %d: field "hosts" is an object, want array`, len(doc)+10)},
+		{name: "hosts as null", in: editFleet(fleetHosts, `null`), err: ErrWrongType, field: "hosts", at: `null`},
+		{name: "hosts as string", in: editFleet(fleetHosts, `"127.0.0.1:40022"`), err: ErrWrongType, field: "hosts",
+			at: `"127.0.0.1:40022"`, contains: []string{`field "hosts" is a string, want array`}},
+		{name: "empty hosts", in: editFleet(fleetHosts, `[]`), err: ErrEmptyValue, field: "hosts", at: `[]`,
+			contains: []string{`field "hosts" is an empty array`}},
+		{name: "empty hosts with whitespace", in: editFleet(fleetHosts, "[ \n\t]"), err: ErrEmptyValue, field: "hosts", at: "[ "},
+		{name: "hosts key case matters", in: editFleet(`"hosts"`, `"Hosts"`), err: ErrUnknownField, field: "Hosts", at: `"Hosts"`},
+		{name: "duplicate hosts", in: editFleet(`"hosts": [`, `"hosts": [`+host0+`], "hosts": [`), err: ErrDuplicateField,
+			field: "hosts", at: `"hosts"`, last: true},
+
+		// An entry that is not an object.
+		{name: "entry as string", in: replaceHost(1, `"127.0.0.1:40023"`), err: ErrWrongType, field: "hosts[1]",
+			at: `"127.0.0.1:40023"`, contains: []string{"hosts[1] is a string, want object"}},
+		{name: "entry as null", in: replaceHost(2, `null`), err: ErrWrongType, field: "hosts[2]", at: `null`},
+		{name: "entry as array", in: replaceHost(0, `[`+host0+`]`), err: ErrWrongType, field: "hosts[0]",
+			at: `[` + host0, contains: []string{"hosts[0] is an array, want object"}},
+		{name: "entry as number", in: replaceHost(2, `42.5`), err: ErrWrongType, field: "hosts[2]", at: `42.5`},
+
+		// Unknown and duplicate fields in an entry.
+		{name: "unknown field in entry", in: editHost(2, `"retry": "bounded"`, `"retry": "bounded", "exit_status": 3`),
+			err: ErrUnknownField, field: "hosts[2].exit_status", at: `"exit_status"`,
+			contains: []string{`"exit_status" is not part of a hosts entry (allowed: host, ok, category, retry, message)`}},
+		{name: "top-level field in entry", in: editHost(1, `"ok": false`, `"ok": false, "operation": "x"`),
+			err: ErrUnknownField, field: "hosts[1].operation", at: `"operation"`, last: true},
+		{name: "entry key case matters", in: editHost(0, `"host"`, `"Host"`), err: ErrUnknownField, field: "hosts[0].Host", at: `"Host"`},
+		{name: "duplicate field in entry", in: editHost(2, `"retry": "bounded"`, `"retry": "bounded", "ok": false`),
+			err: ErrDuplicateField, field: "hosts[2].ok", at: `"ok"`, last: true, contains: []string{`"hosts[2].ok" appears again (first at offset`}},
+		{name: "duplicate in entry by escape", in: editHost(0, `"ok": true`, `"\u0068ost": "x", "ok": true`),
+			err: ErrDuplicateField, field: "hosts[0].host", at: `"\u0068ost"`},
+		{name: "unknown beats missing in entry", in: replaceHost(1, `{"zzz": 1}`), err: ErrUnknownField, field: "hosts[1].zzz", at: `"zzz"`},
+		{name: "duplicate beats missing and types in entry", in: replaceHost(1, `{"ok": 1, "ok": 2}`), err: ErrDuplicateField,
+			field: "hosts[1].ok", at: `"ok": 2`},
+
+		// Missing fields in an entry: the offset is the entry's.
+		{name: "missing host", in: editHost(1, `"host": "127.0.0.1:40023", `, ``), err: ErrMissingField, field: "hosts[1].host",
+			at:       `{"ok": false, "category": "outcome_unknown", "retry"`,
+			contains: []string{`"hosts[1].host" (required: host, ok, category, retry)`}},
+		{name: "missing ok in entry", in: editHost(2, `"ok": false, `, ``), err: ErrMissingField, field: "hosts[2].ok",
+			at: `{"host": "127.0.0.1:40024"`},
+		{name: "missing category in entry", in: editHost(2, `"category": "confirmed_failure", `, ``), err: ErrMissingField,
+			field: "hosts[2].category", at: `{"host": "127.0.0.1:40024"`},
+		{name: "missing retry in entry", in: editHost(0, `, "retry": "never"`, ``), err: ErrMissingField,
+			field: "hosts[0].retry", at: `{"host": "127.0.0.1:40022"`},
+		{name: "empty entry", in: replaceHost(0, `{}`), err: ErrMissingField, field: "hosts[0].host", at: `{}`},
+		{name: "missing beats wrong type in entry", in: editHost(1, `"host": "127.0.0.1:40023", "ok": false`, `"ok": "no"`),
+			err: ErrMissingField, field: "hosts[1].host", at: `{"ok": "no"`},
+		{name: "offsets in a pretty-printed fleet", in: pretty, err: ErrMissingField, field: "hosts[1].retry", at: "{\n\t"},
+
+		// Types in an entry.
+		{name: "host as number", in: editHost(0, `"127.0.0.1:40022"`, `40022`), err: ErrWrongType, field: "hosts[0].host",
+			at: `40022`, contains: []string{`field "hosts[0].host" is a number, want string`}},
+		{name: "ok as string in entry", in: editHost(1, `false`, `"false"`), err: ErrWrongType, field: "hosts[1].ok", at: `"false"`},
+		{name: "category as null in entry", in: editHost(2, `"confirmed_failure"`, `null`), err: ErrWrongType,
+			field: "hosts[2].category", at: `null`},
+		{name: "retry as array in entry", in: editHost(0, `"never"`, `["never"]`), err: ErrWrongType,
+			field: "hosts[0].retry", at: `["never"]`},
+		{name: "message as boolean in entry", in: editHost(2, `"exit status 3"`, `false`), err: ErrWrongType,
+			field: "hosts[2].message", at: `false}`},
+		{name: "wrong type beats unknown value in entry", in: editHost(2, `"retry": "bounded"`, `"retry": 7`),
+			err: ErrWrongType, field: "hosts[2].retry", at: `7, "message"`},
+
+		// Values in an entry, in contract order.
+		{name: "empty host", in: editHost(1, `"127.0.0.1:40023"`, `""`), err: ErrEmptyValue, field: "hosts[1].host", at: `""`,
+			contains: []string{`field "hosts[1].host" is the empty string`}},
+		{name: "unknown category in entry", in: editHost(2, `"confirmed_failure"`, `"done"`), err: ErrUnknownCategory,
+			field: "hosts[2].category", at: `"done"`, contains: []string{`"done" (valid: succeeded, confirmed_failure`}},
+		{name: "empty category in entry", in: editHost(0, `"succeeded"`, `""`), err: ErrUnknownCategory, field: "hosts[0].category", at: `""`},
+		{name: "unknown retry in entry", in: editHost(0, `"never"`, `"now"`), err: ErrUnknownRetry, field: "hosts[0].retry",
+			at: `"now"`, contains: []string{`"now" (valid: bounded, after_delay, reconcile_first, never)`}},
+		{name: "entry category checked before retry", in: editHost(1, `"outcome_unknown", "retry": "reconcile_first"`, `"x", "retry": "y"`),
+			err: ErrUnknownCategory, field: "hosts[1].category", at: `"x"`},
+		{name: "duplicate host", in: dupHost, err: ErrDuplicateHost, field: "hosts[2].host", at: `"127.0.0.1:40022"`, last: true,
+			msg: fmt.Sprintf(`result: duplicate host at offset %d: host "127.0.0.1:40022" is both hosts[0] (at offset %d) and hosts[2]; list each host once`,
+				strings.LastIndex(dupHost, `"127.0.0.1:40022"`), strings.Index(dupHost, `"127.0.0.1:40022"`))},
+		{name: "duplicate host by escape", in: editHost(1, `"127.0.0.1:40023"`, `"127.0.0.1:4002\u0032"`), err: ErrDuplicateHost,
+			field: "hosts[1].host", at: `"127.0.0.1:4002\u0032"`, contains: []string{"hosts[0]", "hosts[1]"}},
+		{name: "duplicate host before the entry's category", in: editHost(1, `"127.0.0.1:40023", "ok": false, "category": "outcome_unknown"`,
+			`"127.0.0.1:40022", "ok": false, "category": "done"`), err: ErrDuplicateHost, field: "hosts[1].host", at: `"127.0.0.1:40022"`, last: true},
+
+		// Consistency in an entry.
+		{name: "ok true but not succeeded in entry", in: editHost(2, `false`, `true`), err: ErrOKContradicts, field: "hosts[2].ok",
+			at:       `true, "category": "confirmed_failure"`,
+			contains: []string{`hosts[2].ok is true but category is "confirmed_failure" (ok must be false`}},
+		{name: "ok false but succeeded in entry", in: editHost(0, `true`, `false`), err: ErrOKContradicts, field: "hosts[0].ok",
+			at: `false, "category": "succeeded"`, contains: []string{"ok must be true"}},
+		{name: "unknown value beats contradiction in entry", in: editHost(0, `"ok": true, "category": "succeeded"`, `"ok": true, "category": "x"`),
+			err: ErrUnknownCategory, field: "hosts[0].category", at: `"x"`},
+
+		// Order between the top level and hosts, and between entries.
+		{name: "top-level unknown field before hosts", in: strings.Replace(editFleet(fleetHosts, `[]`), `"ok": false, `, `"ok": false, "exit": 1, `, 1),
+			err: ErrUnknownField, field: "exit", at: `"exit"`},
+		{name: "top-level missing field before hosts", in: strings.Replace(editFleet(fleetHosts, `[1]`), `"retry": "reconcile_first", `, ``, 1),
+			err: ErrMissingField, field: "retry"},
+		{name: "hosts type before top-level values", in: strings.Replace(editFleet(fleetHosts, `1`), `"outcome_unknown"`, `"done"`, 1),
+			err: ErrWrongType, field: "hosts", at: `1}`},
+		{name: "top-level values before hosts", in: strings.Replace(editFleet(fleetHosts, `[]`), `"outcome_unknown"`, `"done"`, 1),
+			err: ErrUnknownCategory, field: "category", at: `"done"`},
+		{name: "top-level consistency before hosts", in: strings.Replace(editHost(0, `"retry"`, `"zzz": 0, "retry"`), "false", "true", 1),
+			err: ErrOKContradicts, field: "ok", at: `true`},
+		{name: "earlier entry first", in: strings.Replace(editHost(0, `"succeeded"`, `"done"`), `"bounded"`, `"bounded", "zzz": 1`, 1),
+			err: ErrUnknownCategory, field: "hosts[0].category", at: `"done"`},
+		{name: "entry fields before its values", in: editHost(0, `"ok": true, "category": "succeeded"`, `"ok": true, "category": "x", "zzz": 1`),
+			err: ErrUnknownField, field: "hosts[0].zzz", at: `"zzz"`},
+		{name: "entry fields before its host repeats", in: editHost(1, `"127.0.0.1:40023", "ok": false`, `"127.0.0.1:40022", "zzz": 1, "ok": false`),
+			err: ErrUnknownField, field: "hosts[1].zzz", at: `"zzz"`},
+		{name: "repeated host before a later entry's problems",
+			in:  strings.Replace(editHost(1, `"127.0.0.1:40023"`, `"127.0.0.1:40022"`), `"bounded"`, `"bounded", "zzz": 1`, 1),
+			err: ErrDuplicateHost, field: "hosts[1].host", at: `"127.0.0.1:40022"`, last: true},
+	}
+}
+
 func TestParse(t *testing.T) {
 	for _, tc := range parseCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,7 +386,7 @@ func TestParse(t *testing.T) {
 				if tc.want != nil {
 					want = *tc.want
 				}
-				if got != want {
+				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("Parse = %+v, want %+v", got, want)
 				}
 				return
@@ -190,7 +394,7 @@ func TestParse(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Parse accepted %q as %+v, want %v", tc.in, got, tc.err)
 			}
-			if got != (Result{}) {
+			if !reflect.DeepEqual(got, Result{}) {
 				t.Errorf("Parse returned %+v with an error, want the zero Result", got)
 			}
 			if !errors.Is(err, tc.err) {
@@ -246,7 +450,7 @@ func TestParseEveryCategory(t *testing.T) {
 				in := `{"ok":` + boolText(ok) + `,"category":"` + string(c) + `","operation":"op","retry":"` +
 					string(r) + `","correlation_id":"id"}`
 				got, err := Parse([]byte(in))
-				if err != nil || got != want {
+				if err != nil || !reflect.DeepEqual(got, want) {
 					t.Fatalf("Parse(%s) = %+v, %v; want %+v", in, got, err, want)
 				}
 				bad := strings.Replace(in, boolText(ok), boolText(!ok), 1)
@@ -284,7 +488,17 @@ func TestParseDoesNotAliasInput(t *testing.T) {
 	for i := range b {
 		b[i] = 'x'
 	}
-	if r != docResult {
+	if !reflect.DeepEqual(r, docResult) {
 		t.Fatalf("Result changed after the input was overwritten: %+v", r)
+	}
+	b = []byte(fleetDoc)
+	if r, err = Parse(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = 'x'
+	}
+	if want := fleet(); !reflect.DeepEqual(r, want) {
+		t.Fatalf("fleet Result changed after the input was overwritten: %+v", r)
 	}
 }

@@ -181,16 +181,70 @@ type Result struct {
 	CorrelationID string `json:"correlation_id"`
 	// Message is optional prose for people; nothing may depend on it.
 	Message string `json:"message,omitempty"`
+	// Hosts, for an operation the tool ran on several hosts at once (a fleet:
+	// the rig's SSHRIG_HOSTS), is what the tool knows of each host, one entry
+	// per host it was given. The top-level fields then sum the whole operation
+	// up; a caller that acts per host reads Hosts. Nil for one host.
+	Hosts []HostResult `json:"hosts,omitempty"`
+}
+
+// HostResult is what a tool knows of one host of a fleet operation.
+type HostResult struct {
+	Host     string   `json:"host"` // the host as the tool was given it, e.g. "127.0.0.1:40022"
+	OK       bool     `json:"ok"`   // true exactly when Category is Succeeded
+	Category Category `json:"category"`
+	Retry    Retry    `json:"retry"`
+	Message  string   `json:"message,omitempty"`
+}
+
+// ContractVersion is the version of the result contract this package
+// implements, and docs/result.schema.json describes (its "$comment"). A new
+// version only adds: every result valid under an earlier version stays
+// valid. The JSON object itself carries no version.
+//
+//   - Version 1: ok, category, operation, retry, correlation_id and the
+//     optional message.
+//   - Version 2 adds the optional hosts array (Result.Hosts, HostResult) for
+//     an operation run on several hosts at once.
+const ContractVersion = 2
+
+// Host returns the entry of Hosts for the host named name, compared exactly
+// (as Parse compares hosts when it rejects duplicates), and whether there is
+// one. A one-host result (Hosts nil) has no entries: its top-level fields
+// are that host's result.
+func (r Result) Host(name string) (HostResult, bool) {
+	for _, h := range r.Hosts {
+		if h.Host == name {
+			return h, true
+		}
+	}
+	return HostResult{}, false
 }
 
 // Validate applies Parse's semantic checks to a Result built in Go: known
 // category and retry, non-empty operation and correlation_id, and ok that
-// agrees with the category. A zero Category or Retry is reported as a
-// missing field (ErrMissingField), because in Go that is what it means:
-// nobody set it. The error is a *ParseError with Offset -1.
+// agrees with the category; for a fleet result also, in each entry of
+// Hosts, a non-empty host that no earlier entry has, known category and
+// retry, and ok that agrees with the category. Hosts may be nil but not
+// empty (ErrEmptyValue): a fleet result lists its hosts. A zero Category or
+// Retry, at the top level or in an entry, is reported as a missing field
+// (ErrMissingField), because in Go that is what it means: nobody set it.
+//
+// The checks run in Parse's order (see Parse), so a Result and its JSON
+// encoding get the same first problem. The error is a *ParseError with
+// Offset -1; in an entry its Field reads like "hosts[2].category".
 func (r Result) Validate() error {
 	if err := r.check(nil); err != nil {
 		return err
+	}
+	if r.Hosts != nil && len(r.Hosts) == 0 {
+		return emptyHosts(-1)
+	}
+	seen := make(map[string]firstHost, len(r.Hosts))
+	for i, h := range r.Hosts {
+		if err := h.check(i, nil, seen); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -199,6 +253,7 @@ func (r Result) Validate() error {
 // in contract field order, so both report the same first problem.
 // offsets is nil for a Result built in Go; for a parsed one it maps each
 // field to the offset of its value, and means every field was present.
+// It checks the top level only; Hosts is checked after it, entry by entry.
 func (r Result) check(offsets map[string]int64) *ParseError {
 	off := func(field string) int64 {
 		if o, ok := offsets[field]; ok {
@@ -230,15 +285,84 @@ func (r Result) check(offsets map[string]int64) *ParseError {
 		return emptyValue("correlation_id", off("correlation_id"))
 	}
 	if r.OK != (r.Category == Succeeded) {
-		want := "false"
-		if r.Category == Succeeded {
-			want = "true"
-		}
-		return &ParseError{Field: "ok", Offset: off("ok"), Err: ErrOKContradicts,
-			Detail: fmt.Sprintf(`ok is %t but category is %q (ok must be %s: it is true exactly when category is %q)`,
-				r.OK, r.Category, want, Succeeded)}
+		return okContradicts("ok", r.OK, r.Category, off("ok"))
 	}
 	return nil
+}
+
+// firstHost records where a host was first seen, to name both entries when
+// it appears again.
+type firstHost struct {
+	index int
+	off   int64 // offset of its host value, or -1
+}
+
+// check is HostResult's share of Result.check: the value and consistency
+// checks of entry i of Hosts, in contract field order (host, category,
+// retry, then ok against category). offsets is nil for an entry built in
+// Go, where a zero Category or Retry counts as missing; for a parsed entry
+// it maps each field to the offset of its value. seen holds the hosts of the
+// entries before i and gets this entry's host.
+func (h HostResult) check(i int, offsets map[string]int64, seen map[string]firstHost) *ParseError {
+	path := fmt.Sprintf("hosts[%d]", i)
+	off := func(field string) int64 {
+		if o, ok := offsets[field]; ok {
+			return o
+		}
+		return -1
+	}
+	if offsets == nil {
+		if h.Category == "" {
+			return &ParseError{Field: path + ".category", Offset: -1, Err: ErrMissingField,
+				Detail: fmt.Sprintf(`"%s.category" is not set (want one of: %s)`, path, join(Categories()))}
+		}
+		if h.Retry == "" {
+			return &ParseError{Field: path + ".retry", Offset: -1, Err: ErrMissingField,
+				Detail: fmt.Sprintf(`"%s.retry" is not set (want one of: %s)`, path, join(Retries()))}
+		}
+	}
+	if h.Host == "" {
+		return emptyValue(path+".host", off("host"))
+	}
+	if first, dup := seen[h.Host]; dup {
+		at := ""
+		if first.off >= 0 {
+			at = fmt.Sprintf(" (at offset %d)", first.off)
+		}
+		return &ParseError{Field: path + ".host", Offset: off("host"), Err: ErrDuplicateHost,
+			Detail: fmt.Sprintf("host %q is both hosts[%d]%s and hosts[%d]; list each host once",
+				h.Host, first.index, at, i)}
+	}
+	seen[h.Host] = firstHost{index: i, off: off("host")}
+	if !h.Category.valid() {
+		e := unknownCategory(string(h.Category), off("category"))
+		e.Field = path + ".category"
+		return e
+	}
+	if !h.Retry.valid() {
+		e := unknownRetry(string(h.Retry), off("retry"))
+		e.Field = path + ".retry"
+		return e
+	}
+	if h.OK != (h.Category == Succeeded) {
+		return okContradicts(path+".ok", h.OK, h.Category, off("ok"))
+	}
+	return nil
+}
+
+func okContradicts(field string, ok bool, c Category, off int64) *ParseError {
+	want := "false"
+	if c == Succeeded {
+		want = "true"
+	}
+	return &ParseError{Field: field, Offset: off, Err: ErrOKContradicts,
+		Detail: fmt.Sprintf(`%s is %t but category is %q (ok must be %s: it is true exactly when category is %q)`,
+			field, ok, c, want, Succeeded)}
+}
+
+func emptyHosts(off int64) *ParseError {
+	return &ParseError{Field: "hosts", Offset: off, Err: ErrEmptyValue,
+		Detail: `field "hosts" is an empty array; list every host of a fleet operation, or omit it for one host`}
 }
 
 func emptyValue(field string, off int64) *ParseError {
@@ -259,8 +383,8 @@ func (r Result) Marshal() ([]byte, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r); err != nil {
-		// Unreachable for this struct of strings and a bool; kept so a
-		// future field cannot fail silently.
+		// Unreachable for these structs of strings and bools; kept so
+		// a future field cannot fail silently.
 		return nil, fmt.Errorf("result: encode: %w", err)
 	}
 	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
