@@ -61,6 +61,11 @@ type Case struct {
 	// host's to the target. With moment refuse it is a dead target behind
 	// a live jump host.
 	Hop fault.Hop
+	// CutHosts, in a run on a fleet (sshrig run --hosts N,
+	// matrix/fleet.yaml), is how many of the case's hosts the cut kills
+	// at its moment (default 1); the others run the operation without a
+	// fault. It must leave at least one host uncut.
+	CutHosts int
 	// Budget overrides the run's deadline for this case.
 	Budget time.Duration
 	// Expect overrides the honest category and retry.
@@ -169,6 +174,28 @@ var kernelMatrixYAML []byte
 
 //go:embed jump.yaml
 var jumpMatrixYAML []byte
+
+//go:embed fleet.yaml
+var fleetMatrixYAML []byte
+
+// FleetMatrixFile is the fleet matrix's name in error messages.
+const FleetMatrixFile = "fleet.yaml (embedded)"
+
+// MaxHosts bounds a fleet's hosts (sshrig run --hosts N): every host is a
+// case of the server's own, with a cutter of its own.
+const MaxHosts = 64
+
+// FleetMatrix is the embedded matrix of cases on a fleet
+// (matrix/fleet.yaml): one host (or a few) cut at a moment while the
+// others complete. `sshrig run --hosts N` runs it instead of the default
+// matrix.
+func FleetMatrix() []Case {
+	cases, err := LoadMatrix(FleetMatrixFile, fleetMatrixYAML)
+	if err != nil {
+		panic("rig: the embedded fleet matrix does not load: " + err.Error())
+	}
+	return cases
+}
 
 // JumpMatrixFile is the jump matrix's name in error messages.
 const JumpMatrixFile = "jump.yaml (embedded)"

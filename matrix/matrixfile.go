@@ -50,7 +50,7 @@ const HostKeyChanged = "changed"
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "host_key", "hop", "budget", "expect", "notes", "link", "answer_delay",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "host_key", "hop", "cut_hosts", "budget", "expect", "notes", "link", "answer_delay",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -364,6 +364,10 @@ func (l *loader) scenarioField(c *Case, key, field, path string, v ast.Node, pos
 				l.Fail(v.GetToken(), field, "unknown host %q (valid: unresolvable): the rig reaches only loopback and its own containers", s)
 			}
 			c.Host = UnresolvableHost
+		}
+	case "cut_hosts":
+		if i, ok := l.integer(v, field, 1, MaxHosts-1); ok {
+			c.CutHosts = int(i)
 		}
 	case "hop":
 		if s, ok := l.Str(v, field); ok {

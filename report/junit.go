@@ -81,6 +81,9 @@ func (r *Report) JUnit() ([]byte, error) {
 	if r.Jump {
 		s.Properties = append(s.Properties, junitProperty{"jump", "true"})
 	}
+	if r.Hosts > 1 {
+		s.Properties = append(s.Properties, junitProperty{"hosts", strconv.Itoa(r.Hosts)})
+	}
 	if r.Net != "" {
 		s.Properties = append(s.Properties, junitProperty{"net", r.Net})
 	}
@@ -139,6 +142,11 @@ func caseProperties(c CaseReport) []junitProperty {
 	}
 	if c.Draw != nil {
 		p = append(p, junitProperty{"run", c.RunName()}, junitProperty{"seed", strconv.FormatUint(c.Draw.Seed, 10)})
+	}
+	// A fleet's hosts, each with its verdict, by position: the addresses
+	// change from run to run, the positions do not.
+	for i, h := range c.Hosts {
+		p = append(p, junitProperty{"host." + strconv.Itoa(i+1), h.Line()})
 	}
 	return p
 }

@@ -33,7 +33,10 @@ type Report struct {
 	// (docs/network.md); empty in reports written before it existed.
 	Net string `json:"net,omitempty"`
 	// Jump: the tool reached every host through a jump host (run --jump).
-	Jump    bool      `json:"jump,omitempty"`
+	Jump bool `json:"jump,omitempty"`
+	// Hosts, for a run on a fleet (run --hosts N), is N: each case ran on
+	// that many hosts, and CaseReport.Hosts judges each.
+	Hosts   int       `json:"hosts,omitempty"`
 	Started time.Time `json:"started"`
 	Budget  string    `json:"budget"`
 	// LogHead is the event log's head, "seq:hash": sshrig verify checks the
@@ -181,6 +184,58 @@ type CaseReport struct {
 	// timing while the machine was busy, and the case ran again alone
 	// (rig/confirm.go); the verdict above is the alone run's.
 	ConfirmedAlone *ConfirmedAlone `json:"confirmed_alone,omitempty"`
+	// Hosts, for a case run on a fleet, is each host's verdict; the case's
+	// is the worst of them, and its violations name their host.
+	Hosts []HostReport `json:"hosts,omitempty"`
+}
+
+// Line is the host's verdict in one line, for JUnit and the HTML page:
+// "127.0.0.1:40022 (cut): fail; expected outcome_unknown/reconcile_first,
+// reported succeeded/never, truth completed; no_blind_retry/blind_retry".
+func (h HostReport) Line() string {
+	var b strings.Builder
+	b.WriteString(h.Host)
+	if h.Cut {
+		b.WriteString(" (cut)")
+	}
+	fmt.Fprintf(&b, ": %s", h.Verdict)
+	if h.Grade != "" {
+		fmt.Fprintf(&b, " (%s)", h.Grade)
+	}
+	fmt.Fprintf(&b, "; expected %s/%s, reported ", h.Expected.Category, h.Expected.Retry)
+	if h.Reported != nil {
+		fmt.Fprintf(&b, "%s/%s", h.Reported.Category, h.Reported.Retry)
+	} else {
+		b.WriteString("nothing")
+	}
+	if h.Truth != nil {
+		fmt.Fprintf(&b, ", truth %s", h.Truth.State)
+	}
+	for i, v := range h.Violations {
+		sep := ", "
+		if i == 0 {
+			sep = "; "
+		}
+		fmt.Fprintf(&b, "%s%s/%s", sep, v.Assertion, v.Rule)
+	}
+	return b.String()
+}
+
+// HostReport is one host of a case run on a fleet, judged as a case of its
+// own: what the tool reported of it against what it could know and what
+// happened there.
+type HostReport struct {
+	Host string `json:"host"` // as the tool was given it
+	ID   string `json:"id"`   // the host's own id: its markers' and the server's
+	// Cut: the case's cut killed this host; the others ran without a fault.
+	Cut        bool                   `json:"cut,omitempty"`
+	Verdict    Verdict                `json:"verdict"`
+	Grade      Grade                  `json:"grade,omitempty"`
+	Expected   matrix.Expected        `json:"expected"`
+	Reported   *result.HostResult     `json:"reported"`
+	Truth      *reconcile.TruthReport `json:"truth"`
+	Violations []Violation            `json:"violations"`
+	Reason     string                 `json:"reason,omitempty"`
 }
 
 // Summarize counts cases by verdict; the run took d.

@@ -40,6 +40,11 @@ type caseRun struct {
 	conversationDiff string
 	// native is the value a read tool's own report became (rig/readings.go).
 	native string
+	// hosts, for a case run on a fleet, is every host's (rig/fleet.go);
+	// ev, evs and in are then the first cut host's, and topResult the
+	// tool's result as it printed it, every host's entry in it.
+	hosts     fleetRuns
+	topResult *result.Result
 }
 
 // judged reports whether the case ran to a judgement of the evidence.
@@ -56,6 +61,7 @@ type decision struct {
 	Reported   *result.Result     // redacted
 	ParseError string             // redacted
 	answered   []report.Violation // the tool's own findings among Violations
+	Hosts      []report.HostReport
 }
 
 // decide is the one place a case run's verdict is decided. Its inputs are
@@ -75,6 +81,9 @@ func decide(run *caseRun) decision {
 			d.Verdict, d.Reason = report.Inconclusive, run.broken
 		}
 		return d
+	}
+	if len(run.hosts) > 0 {
+		return decideFleet(run) // rig/fleet.go
 	}
 	answer, secrets := run.tr.answer, run.secrets
 	v := withAnswer(verdict.Judge(run.in), answer, secrets, run.tr.stdout)
@@ -122,4 +131,5 @@ type caseResult struct {
 func (cr *caseResult) take(d decision) {
 	cr.Verdict, cr.Grade, cr.Reason, cr.Violations = d.Verdict, d.Grade, d.Reason, d.Violations
 	cr.Expected, cr.Steps, cr.Reported, cr.ParseError, cr.answered = d.Expected, d.Steps, d.Reported, d.ParseError, d.answered
+	cr.Hosts = d.Hosts
 }

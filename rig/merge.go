@@ -133,6 +133,7 @@ func checkShards(runs []shardRun) error {
 			{"target", first.rep.Target, s.rep.Target},
 			{"network", netOf(first.rep), netOf(s.rep)},
 			{"jump host", fmt.Sprint(first.rep.Jump), fmt.Sprint(s.rep.Jump)},
+			{"hosts", fmt.Sprint(first.rep.Hosts), fmt.Sprint(s.rep.Hosts)},
 			{"budget", first.rep.Budget, s.rep.Budget},
 			{"repetition", repeatKey(first.rep.Repeat), repeatKey(s.rep.Repeat)},
 		} {
@@ -198,7 +199,7 @@ func ranAll(s shardRun) error {
 // start to the last one's end, and the rates of the whole.
 func mergeReports(runs []shardRun) *report.Report {
 	first := runs[0].rep
-	rep := &report.Report{Version: report.ReportVersion, Tool: first.Tool, Target: first.Target, Net: first.Net, Jump: first.Jump, Budget: first.Budget,
+	rep := &report.Report{Version: report.ReportVersion, Tool: first.Tool, Target: first.Target, Net: first.Net, Jump: first.Jump, Hosts: first.Hosts, Budget: first.Budget,
 		Where: fmt.Sprintf("%d shards", len(runs)), Started: first.Started, Preflight: first.Preflight, Repeat: first.Repeat}
 	var end time.Time
 	for _, s := range runs {

@@ -64,6 +64,10 @@ type Options struct {
 	// Net is where the tool meets the server (docs/network.md): NetProxy,
 	// the default, or NetKernel.
 	Net Net
+	// Hosts, when 2 or more, runs every case on a fleet of that many hosts
+	// (rig/fleet.go, matrix.FleetMatrix), the preflight's included: one
+	// tool invocation for all of them, each host judged on its own.
+	Hosts int
 	// Jump: the tool reaches every host through a jump host (a bastion;
 	// the server is both, docs/network.md), the preflight's included.
 	// Every case must then name the hop it cuts (matrix.JumpMatrix), and
@@ -247,6 +251,9 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 	if err := CheckHops(cases, o.Jump); err != nil {
 		return nil, nil, err
 	}
+	if err := CheckFleet(cases, o.Hosts, o.Jump); err != nil {
+		return nil, nil, err
+	}
 	o.Cases = cases
 	started := time.Now()
 	sess, err := openSession(ctx, o.Target, o.Net, o.Out)
@@ -267,6 +274,7 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 		Where:      env.Endpoint().Where,
 		Net:        string(env.Net()),
 		Jump:       o.Jump,
+		Hosts:      o.Hosts,
 		Started:    started.UTC(),
 		Budget:     o.Budget.String(),
 		Shard:      o.Shard,
@@ -431,6 +439,9 @@ func (r *runner) addStepCases(pre *report.Preflight) error {
 	if r.o.Jump {
 		return fmt.Errorf("%w: step cases are not made behind a jump host: leave --cases 'step.*' out of a run with --jump", ErrHopsMismatch)
 	}
+	if r.o.Hosts > 1 {
+		return fmt.Errorf("%w: step cases are not made on a fleet: leave --cases 'step.*' out of a run with --hosts", ErrFleetMismatch)
+	}
 	all, capped := matrix.StepCases(pre.Conversation)
 	pre.StepCases, pre.StepsCapped = len(all), capped
 	picked, err := matrix.SelectSteps(all, r.o.StepCases)
@@ -463,7 +474,24 @@ type toolRun struct {
 // plus grace, plus the time the machine made it wait (awaitTool). A hung
 // in-process tool is released when the case ends and its connections
 // close; invoke's caller waits for that.
-func (r *runner) invoke(ctx context.Context, run *engine.Run, t tool.Target) (toolRun, <-chan struct{}) {
+// invokedRun is what the tool's invocation tells the case's engine run (or
+// a fleet's runs): the tool's pid, and that it returned.
+type invokedRun interface {
+	ToolReturned()
+	SetToolPID(pid int)
+}
+
+// waitTool waits, once the case's connections are closed, for a hung
+// in-process tool to return, which it has or is about to.
+func waitTool(run *caseRun, toolDone <-chan struct{}) {
+	select {
+	case <-toolDone:
+	case <-time.After(10 * time.Second):
+		run.note = "the tool did not stop within 10s of its case ending"
+	}
+}
+
+func (r *runner) invoke(ctx context.Context, run invokedRun, t tool.Target) (toolRun, <-chan struct{}) {
 	defer run.ToolReturned() // a stalled answer is released once the tool gave up
 	tctx, cancel := context.WithCancel(ctx)
 	stdout, stderr := capbuf.New(maxStdout), capbuf.New(maxStderr)
@@ -586,6 +614,9 @@ func (r *runner) execute(ctx context.Context, run *caseRun) (release func()) {
 		run.skip = why
 		return release
 	}
+	if r.o.Hosts > 1 {
+		return r.executeFleet(ctx, run) // rig/fleet.go
+	}
 	broken := func(why string) func() {
 		run.broken = why + r.serverGone(ctx)
 		return release
@@ -610,13 +641,7 @@ func (r *runner) execute(ctx context.Context, run *caseRun) (release func()) {
 		return broken("could not start the tool: " + tr.exit.StartErr)
 	}
 	ev, err := er.Finish(ctx, r.o.Settle)
-	// The case's connections are closed now, so a hung in-process tool
-	// has returned or is about to.
-	select {
-	case <-toolDone:
-	case <-time.After(10 * time.Second):
-		run.note = "the tool did not stop within 10s of its case ending"
-	}
+	waitTool(run, toolDone)
 	if err != nil && ev == nil {
 		return broken("could not finish the case: " + err.Error())
 	}
@@ -889,6 +914,16 @@ func preflightError(cr caseResult) string {
 			why += fmt.Sprintf(" (starts %d, completes %d)", cr.Truth.Starts, cr.Truth.Completes)
 		}
 		return why
+	}
+	// On a fleet, every host ran the operation once and was reported.
+	for _, h := range cr.Hosts {
+		if h.Verdict != report.Pass {
+			why := h.Reason
+			if len(h.Violations) > 0 {
+				why = h.Violations[0].Detail
+			}
+			return fmt.Sprintf("host %s of the fleet: %s: %s", h.Host, h.Verdict, why)
+		}
 	}
 	return ""
 }

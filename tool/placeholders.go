@@ -9,7 +9,7 @@ import (
 // arguments template may use as {name}, in the order they are documented
 // (docs/tool-contract.md): each stands for one field of the Target.
 var Placeholders = []string{"addr", "host", "port", "user", "identity", "known_hosts", "command",
-	"correlation_id", "operation", "deadline_ms", "deadline_s", "jump"}
+	"correlation_id", "operation", "deadline_ms", "deadline_s", "jump", "hosts"}
 
 // Placeholder is the value of the named placeholder for t, and whether the
 // name is one of Placeholders. deadline_s is the deadline in whole seconds,
@@ -38,6 +38,8 @@ func (t Target) Placeholder(name string) (string, bool) {
 		return strconv.FormatInt(t.Deadline.Milliseconds(), 10), true
 	case "jump":
 		return t.Jump, true
+	case "hosts":
+		return strings.Join(t.Hosts, " "), true
 	case "deadline_s":
 		s := (t.Deadline.Milliseconds() + 999) / 1000
 		return strconv.FormatInt(max(s, 1), 10), true

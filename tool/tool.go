@@ -33,6 +33,9 @@ const (
 	// EnvJump is the jump host the tool must reach the target through, in
 	// `ssh -J` form (user@host:port), or empty (Target.Jump).
 	EnvJump = "SSHRIG_JUMP"
+	// EnvHosts is, for an operation on a fleet, every host's host:port,
+	// separated by spaces, or empty (Target.Hosts).
+	EnvHosts = "SSHRIG_HOSTS"
 )
 
 // Target is everything a tool needs for one attempt at one operation.
@@ -89,6 +92,14 @@ type Target struct {
 	// inside it. The jump host's key is pinned in KnownHosts too, and the
 	// same Identity logs in to both.
 	Jump string
+
+	// Hosts, when set, is a fleet: the operation runs on every one of these
+	// hosts ("host:port", as Addr), the same Command on each (its markers
+	// take each host's id there), and the tool reports what it knows of
+	// each host in its result's hosts (result.HostResult), naming a host
+	// exactly as it appears here. Addr is then the first of them, and
+	// KnownHosts pins the key at every one.
+	Hosts []string
 
 	// Network is where the tool's connections must start; nil means this
 	// process's own network. Under the kernel network (--net kernel) Addr
@@ -170,6 +181,7 @@ func (t Target) Environ() []string {
 		EnvFollowUp + "=" + t.FollowUp,
 		EnvReconcile + "=" + t.Reconcile,
 		EnvJump + "=" + t.Jump,
+		EnvHosts + "=" + strings.Join(t.Hosts, " "),
 	}
 }
 
@@ -228,6 +240,7 @@ func FromEnv(getenv func(string) string) (Target, error) {
 	t.FollowUp = getenv(EnvFollowUp)
 	t.Reconcile = getenv(EnvReconcile)
 	t.Jump = getenv(EnvJump)
+	t.Hosts = strings.Fields(getenv(EnvHosts))
 	ms := get(EnvDeadlineMS)
 	n, err := strconv.ParseInt(ms, 10, 64)
 	if ms != "" && err == nil && n > 0 {
@@ -246,6 +259,11 @@ func FromEnv(getenv func(string) string) (Target, error) {
 	if t.Jump != "" {
 		if _, _, err := net.SplitHostPort(t.JumpAddr()); err != nil || t.JumpUser() == "" {
 			return t, fmt.Errorf("tool: "+EnvJump+"=%q: want user@host:port", t.Jump)
+		}
+	}
+	for _, h := range t.Hosts {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return t, fmt.Errorf("tool: "+EnvHosts+": %q: %v", h, err)
 		}
 	}
 	return t, nil

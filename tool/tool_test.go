@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +10,8 @@ import (
 func TestEnvironRoundTrip(t *testing.T) {
 	want := Target{Addr: "127.0.0.1:2222", User: "u", Identity: "/k", Certificate: "/k-cert.pub", KnownHosts: "/kh",
 		CorrelationID: "c-1", Operation: "op", Command: "echo 'x'\nexit 3", Deadline: 1500 * time.Millisecond,
-		Lookup: "cat r", FollowUp: "note {id}", Reconcile: "SSHRIG_CORRELATION_ID='c-1'; exec /bin/sh -c 'probe'", Jump: "u@127.0.0.1:2200"}
+		Lookup: "cat r", FollowUp: "note {id}", Reconcile: "SSHRIG_CORRELATION_ID='c-1'; exec /bin/sh -c 'probe'", Jump: "u@127.0.0.1:2200",
+		Hosts: []string{"127.0.0.1:2201", "127.0.0.1:2202"}}
 	env := map[string]string{}
 	for _, kv := range want.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -19,8 +21,11 @@ func TestEnvironRoundTrip(t *testing.T) {
 		t.Fatalf("host/port: %v", env)
 	}
 	got, err := FromEnv(func(k string) string { return env[k] })
-	if err != nil || got != want {
+	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("FromEnv = %+v, %v; want %+v", got, err, want)
+	}
+	if env["SSHRIG_HOSTS"] != "127.0.0.1:2201 127.0.0.1:2202" {
+		t.Errorf("SSHRIG_HOSTS=%q", env["SSHRIG_HOSTS"])
 	}
 	delete(env, "SSHRIG_USER")
 	env["SSHRIG_DEADLINE_MS"] = "soon"

@@ -31,10 +31,14 @@ func loadMatrix(path string) ([]matrix.Case, error) {
 // matrixFor is the matrix a run on net selects from: the matrix file, or
 // the default matrix with, on the kernel network, the kernel matrix after
 // it, or through a jump host (jump) the jump matrix instead
-// (docs/network.md).
-func matrixFor(path string, net rig.Net, jump bool) ([]matrix.Case, error) {
-	if path == "" && jump {
+// (docs/network.md), or on a fleet (hosts > 1) the fleet matrix instead
+// (docs/fleets.md).
+func matrixFor(path string, net rig.Net, jump bool, hosts int) ([]matrix.Case, error) {
+	switch {
+	case path == "" && jump:
 		return matrix.JumpMatrix(), nil
+	case path == "" && hosts > 1:
+		return matrix.FleetMatrix(), nil
 	}
 	all, err := loadMatrix(path)
 	if err == nil && path == "" && net == rig.NetKernel {
@@ -46,6 +50,7 @@ func matrixFor(path string, net rig.Net, jump bool) ([]matrix.Case, error) {
 func newCasesCmd() *cobra.Command {
 	var globs, matrixFile, output, netName string
 	var long, jump bool
+	var hosts int
 	cmd := &cobra.Command{
 		Use:   "cases",
 		Short: "List (and with --matrix, validate) the cases of a matrix, one id per line",
@@ -54,14 +59,15 @@ func newCasesCmd() *cobra.Command {
 exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong. With
 --net kernel it lists what 'sshrig run --net kernel' runs: the default matrix
 and the kernel matrix's vanish cases after it; with --jump what 'sshrig run --jump'
-runs: the cases behind a jump host (docs/network.md).`,
+runs: the cases behind a jump host (docs/network.md); with --hosts N what
+'sshrig run --hosts N' runs: the cases on a fleet (docs/fleets.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			net, err := rig.ParseNet(netName)
 			if err != nil {
 				return usageError("--net: %v", err)
 			}
-			all, err := matrixFor(matrixFile, net, jump)
+			all, err := matrixFor(matrixFile, net, jump, hosts)
 			if err != nil {
 				return err
 			}
@@ -107,6 +113,7 @@ runs: the cases behind a jump host (docs/network.md).`,
 	cmd.Flags().StringVar(&matrixFile, "matrix", "", "matrix file (YAML, docs/matrix.md) to validate and list instead of the default matrix")
 	cmd.Flags().StringVar(&netName, "net", string(rig.NetProxy), "the network whose cases to list: proxy, or kernel (adds the vanish cases)")
 	cmd.Flags().BoolVar(&jump, "jump", false, "list the cases behind a jump host that 'sshrig run --jump' runs")
+	cmd.Flags().IntVar(&hosts, "hosts", 0, "list the cases on a fleet that 'sshrig run --hosts N' runs")
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "one row per case with its moment, cut, disposition and exit code")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one object per case, for scripts)")
 	return cmd

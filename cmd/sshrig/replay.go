@@ -46,7 +46,7 @@ Exit codes: 0 the verdict reproduced, 1 it did not, 2 bad usage or input,
 					return usageError("%s: %v", args[0], err)
 				}
 			}
-			cases, err := matrixFor(matrixFile, net, rep.Jump)
+			cases, err := matrixFor(matrixFile, net, rep.Jump, rep.Hosts)
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ Exit codes: 0 the verdict reproduced, 1 it did not, 2 bad usage or input,
 			if err != nil {
 				return err
 			}
-			o := rig.Options{Tool: t, Cases: []matrix.Case{c}, Parallel: 1, Budget: budget, Target: target, Net: net, Jump: rep.Jump, Out: dir, Reading: rd}
+			o := rig.Options{Tool: t, Cases: []matrix.Case{c}, Parallel: 1, Budget: budget, Target: target, Net: net, Jump: rep.Jump, Hosts: rep.Hosts, Out: dir, Reading: rd}
 			// rig writes the run directory's report.json.
 			now, runErr := rig.Run(cmd.Context(), o)
 			if err := dir.Close(); err != nil {

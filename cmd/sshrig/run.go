@@ -35,6 +35,7 @@ type runFlags struct {
 	reading  string
 	net      string
 	jump     bool
+	hosts    int
 	targetFlags
 	mcp    mcpFlags
 	repeat repeatFlags // repeat.go
@@ -95,6 +96,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	f.targetFlags.register(fl)
 	fl.StringVar(&f.net, "net", string(rig.NetProxy), "where the tool meets the server: proxy (the rig's TCP proxy on loopback cuts) or kernel (the tool in a network namespace of its own; blackhole, reset and vanish made by the kernel with nftables; needs root; adds the vanish cases; docs/network.md)")
 	fl.BoolVar(&f.jump, "jump", false, "reach the target through a jump host, as ssh -J does: the tool gets SSHRIG_JUMP (user@host:port) and runs the jump matrix, each moment cut on the tool's connection to the jump host or on the jump host's to the target (docs/network.md)")
+	fl.IntVar(&f.hosts, "hosts", 0, "run each case on a fleet of N hosts (2 to 64): the tool gets SSHRIG_HOSTS and one command for all of them, reports each host in its result's hosts, and runs the fleet matrix, one host (or a few) cut at each moment while the others complete (docs/fleets.md)")
 	f.mcp.register(fl)
 	fl.DurationVar(&f.budget, "budget", rig.DefaultBudget, "deadline the tool gets per case; a tool still running after it (plus 2s grace) hangs")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
@@ -135,7 +137,7 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 	}
 	dir.LogCommands = f.logCmds
 	stderr := cmd.ErrOrStderr()
-	o := rig.Options{Tool: p.tool, Cases: p.cases, Parallel: f.parallel, Budget: f.budget, Target: target, Net: p.net, Jump: f.jump, Out: dir, RefusePTY: f.noPTY, Repeat: p.repeat,
+	o := rig.Options{Tool: p.tool, Cases: p.cases, Parallel: f.parallel, Budget: f.budget, Target: target, Net: p.net, Jump: f.jump, Hosts: f.hosts, Out: dir, RefusePTY: f.noPTY, Repeat: p.repeat,
 		Shard: p.shard, JUnit: f.junit != "", StepCases: p.steps}
 	if !parallelChanged(cmd) {
 		o.Parallel = 0 // sized to the tool and the machine (rig/sizing.go)
@@ -150,6 +152,9 @@ func runRun(cmd *cobra.Command, f runFlags) error {
 		through := ""
 		if f.jump {
 			through = " through a jump host"
+		}
+		if f.hosts > 1 {
+			through = fmt.Sprintf(", a fleet of %d hosts", f.hosts)
 		}
 		fmt.Fprintf(stderr, "sshrig: %d cases%s%s, tool %s, target %s%s, network %s, run directory %s\n", len(p.cases), more, shardNote(p.shard), p.tool.Name(), f.target, through, p.net, dirPath)
 	}
@@ -219,13 +224,16 @@ func planRun(f runFlags) (*runPlan, error) {
 	if p.net, err = rig.ParseNet(f.net); err != nil {
 		return p, usageError("--net: %v", err)
 	}
-	if p.all, err = matrixFor(f.matrix, p.net, f.jump); err != nil {
+	if p.all, err = matrixFor(f.matrix, p.net, f.jump, f.hosts); err != nil {
 		return p, err
 	}
 	if err := p.selectCases(f); err != nil {
 		return p, err
 	}
 	if err := rig.CheckHops(p.cases, f.jump); err != nil {
+		return p, usageError("%v", err)
+	}
+	if err := rig.CheckFleet(p.cases, f.hosts, f.jump); err != nil {
 		return p, usageError("%v", err)
 	}
 	return p, kernelCutsFit(p.cases, p.net, f.matrix)
@@ -260,10 +268,10 @@ func (p *runPlan) selectCases(f runFlags) error {
 	if err := stepGlobsCanMatch(steps.Required); err != nil {
 		return err
 	}
-	if f.jump {
-		// Step cases are made from a conversation without a jump host.
+	if f.jump || f.hosts > 1 {
+		// Step cases are made from one host's conversation, reached directly.
 		if len(steps.Required) > 0 {
-			return usageError("--cases %s: step cases are not made behind a jump host: leave them out of a run with --jump", strings.Join(steps.Required, ","))
+			return usageError("--cases %s: step cases are not made behind a jump host or on a fleet: leave them out of a run with --jump or --hosts", strings.Join(steps.Required, ","))
 		}
 		steps = matrix.StepSelection{}
 	}

@@ -127,10 +127,16 @@ type pageCaseRun struct {
 	Class, Label                                   string // the verdict as drawn: "pass (conservative)"
 	Moment, Cut, Draw                              string
 	Violations                                     []string
-	Rules                                          string // "|assertion/rule|…|", for the filters
-	Reason                                         string
-	Open                                           bool
+	// Hosts, for a case run on a fleet, is each host's verdict, one line
+	// each (report.HostReport.Line).
+	Hosts  []pageHost
+	Rules  string // "|assertion/rule|…|", for the filters
+	Reason string
+	Open   bool
 }
+
+// pageHost is one host of a case run on a fleet.
+type pageHost struct{ Class, Line string }
 
 // statusRank orders statuses worst first.
 var statusRank = map[string]int{"fail": 0, "flaky": 1, "inconclusive": 2, "conservative": 3, "pass": 4, "skipped": 5}
@@ -176,6 +182,9 @@ func targetOf(rep *report.Report) string {
 	t := rep.Target
 	if rep.Jump {
 		t += " through a jump host"
+	}
+	if rep.Hosts > 1 {
+		t += fmt.Sprintf(", a fleet of %d hosts", rep.Hosts)
 	}
 	if rep.Net == "kernel" {
 		t += ", kernel network"
@@ -245,6 +254,9 @@ func build(runs []*Run) page {
 				if cr.Draw.AnswerDelayMS > 0 {
 					cv.Draw += fmt.Sprintf(", answer delay %.3fms", cr.Draw.AnswerDelayMS)
 				}
+			}
+			for _, h := range cr.Hosts {
+				cv.Hosts = append(cv.Hosts, pageHost{Class: string(h.Verdict), Line: h.Line()})
 			}
 			for _, v := range cr.Violations {
 				rule := v.Assertion + "/" + v.Rule
