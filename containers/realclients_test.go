@@ -76,7 +76,7 @@ func checkRealClient(t *testing.T, w realclients.Wrapper) {
 	// past go test's ten minutes; a timing verdict seen while busy is
 	// confirmed alone either way.
 	rep, d := runRig(t, rig.Options{Tool: tools.External{Argv: []string{script}}, Cases: cases, Target: rig.Container(l), StepCases: steps,
-		Parallel: rig.DefaultParallel, Jump: w.Jump})
+		Parallel: rig.DefaultParallel, Jump: w.Jump, Hosts: w.Hosts})
 	t.Logf("%s (%.1fs)", rep.SummaryLine(), d.Seconds())
 	noContainersOf(t, l)
 	for _, problem := range realclients.Check(w, rep.Preflight.StepCases, realclients.VerdictsOf(rep.Cases)) {

@@ -58,7 +58,7 @@ func checkRealClient(t *testing.T, w realclients.Wrapper) {
 	// take the package past go test's ten minutes; a timing verdict seen
 	// while busy is confirmed alone either way.
 	rep, err := Run(ctx, Options{Tool: tools.External{Argv: []string{repoFile(t, w.Script)}}, Cases: cases, StepCases: steps, Out: out,
-		Parallel: DefaultParallel, Jump: w.Jump})
+		Parallel: DefaultParallel, Jump: w.Jump, Hosts: w.Hosts})
 	if err != nil {
 		t.Fatal(err)
 	}

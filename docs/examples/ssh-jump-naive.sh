@@ -12,7 +12,9 @@
 # ssh-jump-honest.sh.
 
 set -u
-budget=$(( ${SSHRIG_DEADLINE_MS:-5000} / 1000 / 2 ))
+# Each attempt gets the whole deadline but a second (the retry then runs
+# past it, where it runs at all).
+budget=$(( ${SSHRIG_DEADLINE_MS:-5000} / 1000 - 1 ))
 [ "$budget" -ge 1 ] || budget=1
 cfg=$(mktemp) || exit 1
 trap 'rm -f "$cfg"' EXIT

@@ -32,6 +32,14 @@ type Wrapper struct {
 	// ssh -J): its cases are the jump matrix's (matrix.JumpMatrix), run
 	// with rig.Options.Jump, where the others' are the default matrix's.
 	Jump bool
+	// Hosts, when 2 or more, runs the wrapper on a fleet of that many
+	// hosts (SSHRIG_HOSTS): its cases are the fleet matrix's
+	// (matrix.FleetMatrix), run with rig.Options.Hosts.
+	Hosts int
+	// Skips lists, for an honest wrapper, the cases the rig skips for it
+	// (kill-helper, for a library that holds its sockets itself: no helper
+	// process to kill); each must be skipped, not judged.
+	Skips []string
 	// Limits lists, for an honest wrapper, the cases its client gives it no
 	// means to get right, with the rule that fails them (docs/real-clients.md
 	// says why); every other case must pass.
@@ -67,11 +75,14 @@ func (w Wrapper) CaseIDs() []string {
 // host).
 func (w Wrapper) Selection() ([]matrix.Case, matrix.StepSelection, error) {
 	all := matrix.DefaultMatrix()
-	if w.Jump {
+	switch {
+	case w.Jump:
 		all = matrix.JumpMatrix()
+	case w.Hosts > 1:
+		all = matrix.FleetMatrix()
 	}
 	cases, steps, err := matrix.SplitSelection(all, w.CaseIDs())
-	if w.Jump {
+	if w.Jump || w.Hosts > 1 {
 		steps = matrix.StepSelection{}
 	}
 	return cases, steps, err
@@ -89,6 +100,7 @@ var (
 	scp     = []string{"ssh", "scp"}
 	plink   = []string{"plink", "puttygen", "ssh-keygen"}
 	dbc     = []string{"dbclient", "dropbearconvert"}
+	pssh    = []string{"parallel-ssh", "ssh"}
 )
 
 // Wrappers lists the real-client wrappers, honest and naive.
@@ -214,7 +226,16 @@ func Wrappers() []Wrapper {
 		},
 		// asyncssh's tunnel= (Debian's python3-asyncssh): the library
 		// holds its sockets itself, so kill-helper has no helper to kill.
-		{Script: "docs/examples/asyncssh-jump-honest.py", Needs: []string{"python3-asyncssh"}, Jump: true},
+		{Script: "docs/examples/asyncssh-jump-honest.py", Needs: []string{"python3-asyncssh"}, Jump: true,
+			Skips: []string{"jump.first.started.kill-helper.survive", "jump.first.exit-status.kill-helper.exit0"}},
+		// parallel-ssh on a fleet of 5: each host read from its own ssh -v
+		// log and parallel-ssh's status line for it.
+		{Script: "docs/examples/pssh-honest.sh", Needs: pssh, Hosts: 5},
+		{Script: "docs/examples/pssh-batch-naive.sh", Needs: pssh, Hosts: 5,
+			Defect: "parallel-ssh's one exit status is taken for every host, and a failed batch is run again on every host",
+			Caught: []Case{{"fleet.none.exit0", ""}, {"fleet.handshake.reset.survive", verdict.RuleBlindRetry},
+				{"fleet.started.reset.survive", verdict.RuleBlindRetry}, {"fleet.none.exit3", verdict.RuleBlindRetry}},
+		},
 		{Script: "docs/examples/dbclient-honest.sh", Needs: dbc,
 			// dbclient never says the server refused the exec (it waits)
 			// or why it rejected the session (it exits 0).
@@ -283,6 +304,9 @@ func Check(w Wrapper, stepCases int, got []Verdict) []string {
 	for _, c := range w.Limits {
 		limited[c.ID] = true
 	}
+	for _, id := range w.Skips {
+		limited[id] = true
+	}
 	for _, v := range got {
 		byID[v.ID] = v
 		if w.Honest() && !limited[v.ID] && v.Verdict != "pass" {
@@ -294,6 +318,11 @@ func Check(w Wrapper, stepCases int, got []Verdict) []string {
 	}
 	if !w.Honest() && stepCases != len(w.Steps) {
 		problems = append(problems, fmt.Sprintf("its conversation yields %d step cases, the table names %d: every one must say what it gives (--cases 'step.*' runs them)", stepCases, len(w.Steps)))
+	}
+	for _, id := range w.Skips {
+		if v, ok := byID[id]; !ok || v.Verdict != "skipped" {
+			problems = append(problems, fmt.Sprintf("%s: %s %s; the rig skips it for this wrapper", id, v.Verdict, v.Reason))
+		}
 	}
 	for _, c := range slices.Concat(w.Caught, w.Steps, w.Limits) {
 		v, ok := byID[c.ID]

@@ -30,6 +30,7 @@ var debian = map[string]string{
 	"bash":            "bash",
 	"busybox":         "busybox-static",
 	"ansible":         "ansible-core",
+	"parallel-ssh":    "pssh",
 	// A Python library, not a program: Lookup finds it by importing it
 	// with Debian's python3 (pythonModule).
 	"python3-asyncssh": "python3-asyncssh",
