@@ -199,8 +199,8 @@ func (h HostReport) Line() string {
 		b.WriteString(" (cut)")
 	}
 	fmt.Fprintf(&b, ": %s", h.Verdict)
-	if h.Grade != "" {
-		fmt.Fprintf(&b, " (%s)", h.Grade)
+	if h.Grade != "" && h.Verdict == Pass {
+		fmt.Fprintf(&b, " (%s)", h.Grade) // as the case table says "pass (conservative)"
 	}
 	fmt.Fprintf(&b, "; expected %s/%s, reported ", h.Expected.Category, h.Expected.Retry)
 	if h.Reported != nil {
