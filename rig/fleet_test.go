@@ -94,3 +94,28 @@ func TestFleetNamesTheHosts(t *testing.T) {
 		t.Error("the HTML page does not say the run was on a fleet")
 	}
 }
+
+// TestReferenceOnAFleet: the reference reaches every host of a fleet at
+// once and reports each as its own attempt let it know, so it passes every
+// fleet case but kill-helper (it holds its sockets itself: skipped).
+func TestReferenceOnAFleet(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Options{Tool: tools.Reference{}, Cases: matrix.FleetMatrix(), Hosts: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rep.Cases {
+		want := report.Pass
+		if c.Cut == "kill-helper" {
+			want = report.Skipped
+		}
+		if c.Verdict != want {
+			t.Errorf("%s: %s (%s %v), want %s", c.ID, c.Verdict, c.Reason, c.Violations, want)
+		}
+		if want == report.Pass && len(c.Hosts) != 3 {
+			t.Errorf("%s: %d hosts judged, want 3", c.ID, len(c.Hosts))
+		}
+	}
+}

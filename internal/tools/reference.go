@@ -397,6 +397,10 @@ func (Reference) Name() string { return "reference" }
 
 // Run implements tool.Tool.
 func (r Reference) Run(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	if len(t.Hosts) > 0 {
+		r.runFleet(ctx, t, stdout, stderr)
+		return
+	}
 	start := time.Now()
 	a := r.Client.Attempt(ctx, t)
 	cat, retry, msg := Classify(a)
@@ -468,4 +472,42 @@ func (c Client) dial(ctx context.Context, t tool.Target, dialer *net.Dialer, d D
 	}
 	first.SetDeadline(time.Time{})
 	return tunnel, nil
+}
+
+// runFleet attempts t on every host of its fleet at once and reports each
+// host as its own attempt let it know (result.HostResult). The whole is
+// summed up at the top: succeeded when every host succeeded, unknown when
+// any host's outcome is, else the first host's failure.
+func (r Reference) runFleet(ctx context.Context, t tool.Target, stdout, stderr io.Writer) {
+	attempts := make([]Attempt, len(t.Hosts))
+	var wg sync.WaitGroup
+	for i, host := range t.Hosts {
+		ht := t
+		ht.Addr, ht.Hosts = host, nil
+		wg.Go(func() { attempts[i] = r.Client.Attempt(ctx, ht) })
+	}
+	wg.Wait()
+	top := resultFor(t, result.Succeeded, result.Never, "every host ran the command and exited 0")
+	failed := -1 // the host whose failure sums the whole up
+	for i, a := range attempts {
+		cat, retry, msg := Classify(a)
+		top.Hosts = append(top.Hosts, result.HostResult{Host: t.Hosts[i], OK: cat == result.Succeeded, Category: cat, Retry: retry, Message: msg})
+		fmt.Fprintf(stderr, "host %s: phase=%s request_sent=%t exit_received=%t\n", t.Hosts[i], a.Phase, a.RequestSent, a.ExitReceived)
+		switch {
+		case cat == result.Succeeded:
+		case failed < 0, cat == result.OutcomeUnknown && top.Hosts[failed].Category != result.OutcomeUnknown:
+			failed = i
+		}
+	}
+	if failed >= 0 {
+		f := top.Hosts[failed]
+		top.OK, top.Category, top.Retry = false, f.Category, f.Retry
+		top.Message = "not every host succeeded (see hosts); retry only the hosts whose entry allows it, never the batch"
+	}
+	b, err := top.Marshal()
+	if err != nil {
+		fmt.Fprintf(stderr, "cannot encode result: %v\n", err)
+		return
+	}
+	stdout.Write(append(b, '\n'))
 }
