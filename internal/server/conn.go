@@ -198,10 +198,22 @@ func (t *tconn) markLost(err error) {
 		if t.byServer.Load() {
 			detail = "closed by server"
 		}
-		t.s.emit(control.Event{Kind: control.TransportLost, Case: t.c.id, Conn: t.n, Detail: detail})
+		// Lost before it is said: the rig releases a hold once it has seen
+		// the event, and the held request's decision (a hangup skips the
+		// command) must then find the connection lost. Closed after the
+		// emit, a goroutine preempted between the two let a command start
+		// on a connection the rig had already seen die.
 		close(t.lost)
+		t.s.emit(control.Event{Kind: control.TransportLost, Case: t.c.id, Conn: t.n, Detail: detail})
+		if h := testHookLossSaid.Load(); h != nil {
+			(*h)(t.isLost())
+		}
 	})
 }
+
+// testHookLossSaid, set by tests only, runs right after a connection's
+// TransportLost event left, with whether the connection was lost by then.
+var testHookLossSaid atomic.Pointer[func(lost bool)]
 
 func (t *tconn) isLost() bool {
 	select {

@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,5 +68,39 @@ func TestCutAtStarted(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLostBeforeSaid: a connection counts as lost before its TransportLost
+// event leaves. The rig releases a held exec once it has seen the event,
+// and the server then decides the request by whether the connection is
+// lost: said first, a hangup case could start its command on a connection
+// the rig had seen die.
+func TestLostBeforeSaid(t *testing.T) {
+	r := newRig(t, server.Config{})
+	var said, lost atomic.Int64
+	stop := server.OnLossSaid(func(l bool) {
+		said.Add(1)
+		if l {
+			lost.Add(1)
+		}
+	})
+	defer stop()
+	c := r.newCase(control.Arm{}, nil)
+	conn, err := net.Dial("tcp", c.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !c.waitFor(ctx, func(e control.Event) bool { return e.Kind == control.ConnAccepted }) {
+		t.Fatal("the connection never arrived")
+	}
+	conn.Close()
+	if !c.waitFor(ctx, func(e control.Event) bool { return e.Kind == control.TransportLost }) {
+		t.Fatal("the loss was never said")
+	}
+	if said.Load() == 0 || lost.Load() != said.Load() {
+		t.Errorf("of %d losses said, %d counted as lost when they left", said.Load(), lost.Load())
 	}
 }
