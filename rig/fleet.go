@@ -43,6 +43,24 @@ type fleetHost struct {
 // addr is the host as the tool is given it.
 func (h *fleetHost) addr() string { return h.er.Addr() }
 
+// missedOnTiming reports whether every host whose cut did not land missed
+// it for a reason that rests on the machine's schedule
+// (engine.Evidence.MissedOnTiming), and one did: the case then stands to be
+// confirmed alone, as a one-host case does.
+func (f fleetRuns) missedOnTiming() bool {
+	missed := false
+	for _, h := range f {
+		if h.ev == nil || h.ev.Landed {
+			continue
+		}
+		if !h.ev.MissedOnTiming {
+			return false
+		}
+		missed = true
+	}
+	return missed
+}
+
 // fleetHostID is the id of host k (1-based) of case run id.
 func fleetHostID(id string, k int) string { return fmt.Sprintf("%s-h%d", id, k) }
 

@@ -682,6 +682,9 @@ func (r *runner) caseReport(run *caseRun) caseResult {
 	cr.PartialUploads = run.evs.PartialUploads()
 	cr.Native, cr.NotApplicable = run.native, r.notApplicable()
 	cr.cutMissed = cr.Verdict == report.Inconclusive && run.ev.MissedOnTiming
+	if len(run.hosts) > 0 { // a fleet: any host's cut may be the one that missed
+		cr.cutMissed = cr.Verdict == report.Inconclusive && run.hosts.missedOnTiming()
+	}
 	cr.hangStandsAlone = run.tr.waitGivenBack
 	cr.ToolMS = run.tr.duration.Milliseconds()
 	if run.ev.Cut != nil {

@@ -480,10 +480,17 @@ func (cn *conn) cutSocketsLocked(kind fault.Cut, wg *sync.WaitGroup) []error {
 	case fault.Close:
 		for _, s := range []*sock{&cn.client, &cn.up} {
 			if err := s.CloseWrite(); err != nil {
-				if s == &cn.client && peerGone(err) {
+				switch {
+				case s == &cn.client && peerGone(err):
 					// The tool's end went (an RST) after the pumps
 					// stopped: as if it had gone before the cut.
 					err = fmt.Errorf("%w: the tool's end went as the cut came: %v", ErrConnClosed, err)
+				case peerGone(err):
+					// The server's end went: a server holding at the
+					// moment closes nothing itself, so it followed the
+					// tool, whose end had gone first (its FIN reached
+					// the server before the pumps stopped).
+					err = fmt.Errorf("%w: the server's end went after the tool's, as the cut came: %v", ErrConnClosed, err)
 				}
 				errs = append(errs, err)
 			}

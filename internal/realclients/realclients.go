@@ -233,7 +233,10 @@ func Wrappers() []Wrapper {
 		{Script: "docs/examples/pssh-honest.sh", Needs: pssh, Hosts: 5},
 		{Script: "docs/examples/pssh-batch-naive.sh", Needs: pssh, Hosts: 5,
 			Defect: "parallel-ssh's one exit status is taken for every host, and a failed batch is run again on every host",
-			Caught: []Case{{"fleet.none.exit0", ""}, {"fleet.handshake.reset.survive", verdict.RuleBlindRetry},
+			// No case where it must pass: even fleet.none.exit0 is a batch
+			// that fails whenever one host's ssh misses its timeout on a
+			// loaded machine, and is then run again everywhere.
+			Caught: []Case{{"fleet.handshake.reset.survive", verdict.RuleBlindRetry},
 				{"fleet.started.reset.survive", verdict.RuleBlindRetry}, {"fleet.none.exit3", verdict.RuleBlindRetry}},
 		},
 		{Script: "docs/examples/dbclient-honest.sh", Needs: dbc,
