@@ -158,16 +158,20 @@ const DefaultMatrixFile = "default.yaml (embedded)"
 // that matter there, with exit codes 0 and non-zero where the caller receives
 // a result, then seed 003's rows C01-C07 and C08 (a changed host key). Kill-helper cases apply only to
 // tools that run as separate programs.
-func DefaultMatrix() []Case {
-	cases, err := LoadMatrix(DefaultMatrixFile, defaultMatrixYAML)
-	if err != nil {
-		panic("rig: the embedded default matrix does not load: " + err.Error())
-	}
-	return cases
-}
+func DefaultMatrix() []Case { return embedded(DefaultMatrixFile, defaultMatrixYAML) }
 
 // DefaultMatrixYAML is the embedded default matrix file, as written.
 func DefaultMatrixYAML() []byte { return append([]byte(nil), defaultMatrixYAML...) }
+
+// embedded loads a matrix file built into the program; a test of each
+// proves it loads, so a failure here is a broken build.
+func embedded(name string, yaml []byte) []Case {
+	cases, err := LoadMatrix(name, yaml)
+	if err != nil {
+		panic("rig: the embedded matrix " + name + " does not load: " + err.Error())
+	}
+	return cases
+}
 
 //go:embed kernel.yaml
 var kernelMatrixYAML []byte
@@ -189,13 +193,7 @@ const MaxHosts = 64
 // (matrix/fleet.yaml): one host (or a few) cut at a moment while the
 // others complete. `sshrig run --hosts N` runs it instead of the default
 // matrix.
-func FleetMatrix() []Case {
-	cases, err := LoadMatrix(FleetMatrixFile, fleetMatrixYAML)
-	if err != nil {
-		panic("rig: the embedded fleet matrix does not load: " + err.Error())
-	}
-	return cases
-}
+func FleetMatrix() []Case { return embedded(FleetMatrixFile, fleetMatrixYAML) }
 
 // JumpMatrixFile is the jump matrix's name in error messages.
 const JumpMatrixFile = "jump.yaml (embedded)"
@@ -204,13 +202,7 @@ const JumpMatrixFile = "jump.yaml (embedded)"
 // (matrix/jump.yaml): each moment cut on either hop, and a dead target
 // behind a live jump host. `sshrig run --jump` runs it instead of the
 // default matrix.
-func JumpMatrix() []Case {
-	cases, err := LoadMatrix(JumpMatrixFile, jumpMatrixYAML)
-	if err != nil {
-		panic("rig: the embedded jump matrix does not load: " + err.Error())
-	}
-	return cases
-}
+func JumpMatrix() []Case { return embedded(JumpMatrixFile, jumpMatrixYAML) }
 
 // KernelMatrixFile is the kernel matrix's name in error messages.
 const KernelMatrixFile = "kernel.yaml (embedded)"
@@ -219,13 +211,7 @@ const KernelMatrixFile = "kernel.yaml (embedded)"
 // (matrix/kernel.yaml): every moment x vanish x the dispositions that
 // matter there. `sshrig run --net kernel` runs it after the default
 // matrix.
-func KernelMatrix() []Case {
-	cases, err := LoadMatrix(KernelMatrixFile, kernelMatrixYAML)
-	if err != nil {
-		panic("rig: the embedded kernel matrix does not load: " + err.Error())
-	}
-	return cases
-}
+func KernelMatrix() []Case { return embedded(KernelMatrixFile, kernelMatrixYAML) }
 
 // transportMatrix is every moment x cut x the dispositions that matter there:
 // the rows the default matrix file must contain (checked by a test).

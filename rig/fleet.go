@@ -170,7 +170,7 @@ func (r *runner) executeFleet(ctx context.Context, run *caseRun) (release func()
 	}
 	run.ev = primary.ev
 	if primary.ev.Cut != nil && primary.ev.Cut.NoHelper {
-		run.skip = "kill-helper needs a helper process that owns the tool's SSH socket (such as the ssh child of a wrapper); this tool holds its socket itself"
+		run.skip = noHelperSkip
 		return release
 	}
 	run.secrets, release = r.caseSecrets(run.t)
@@ -188,20 +188,26 @@ func (r *runner) executeFleet(ctx context.Context, run *caseRun) (release func()
 	return release
 }
 
-// fleetTarget is the tool's target for a fleet: every host's address, one
+// fleetTarget is the tool's target for a fleet: the first host's target
+// as any case's (rig/run.go, target), with every host's address, one
 // known_hosts file naming them all (written here; the caller removes it),
-// and one command whose markers take each host's id.
+// the fleet's correlation id, and one command whose markers take each
+// host's id. Step sequences and reconcile probes name one id: a fleet makes
+// neither.
 func (r *runner) fleetTarget(hosts fleetRuns, c matrix.Case, id string) (tool.Target, string, error) {
-	cmd, err := markers.WrapPerHost(r.env.Ready().Ledger, c.Workload(id))
+	t, err := r.target(hosts[0].er, c)
 	if err != nil {
 		return tool.Target{}, "", err
 	}
+	if t.Command, err = markers.WrapPerHost(r.env.Ready().Ledger, c.Workload(id)); err != nil {
+		return tool.Target{}, "", err
+	}
+	t.CorrelationID, t.Lookup, t.FollowUp, t.Reconcile = id, "", "", ""
 	f, err := os.CreateTemp("", "sshrig-fleet-known_hosts-")
 	if err != nil {
 		return tool.Target{}, "", err
 	}
 	defer f.Close()
-	var addrs []string
 	for _, h := range hosts {
 		b, err := os.ReadFile(h.er.KnownHosts())
 		if err != nil {
@@ -210,21 +216,10 @@ func (r *runner) fleetTarget(hosts fleetRuns, c matrix.Case, id string) (tool.Ta
 		if _, err := f.Write(b); err != nil {
 			return tool.Target{}, f.Name(), err
 		}
-		addrs = append(addrs, h.addr())
+		t.Hosts = append(t.Hosts, h.addr())
 	}
-	first := hosts[0].er
-	return tool.Target{
-		Addr:          addrs[0],
-		Hosts:         addrs,
-		User:          r.env.User(),
-		Identity:      first.Identity(),
-		KnownHosts:    f.Name(),
-		CorrelationID: id,
-		Operation:     c.Operation,
-		Command:       cmd,
-		Deadline:      r.budget(c),
-		Network:       first.Network(),
-	}, f.Name(), nil
+	t.KnownHosts = f.Name()
+	return t, f.Name(), nil
 }
 
 // hostReading is what the tool's result says of one host: its entry in

@@ -41,6 +41,7 @@ func TestFleetNamesTheHosts(t *testing.T) {
 	if err := out.Close(); err != nil {
 		t.Fatal(err)
 	}
+	checkLogAgrees(t, dir) // each host's verdict too
 	if rep.Hosts != 5 || len(rep.Cases) != 1 {
 		t.Fatalf("report: %d hosts, %d cases", rep.Hosts, len(rep.Cases))
 	}

@@ -135,6 +135,9 @@ func checkLogAgrees(t *testing.T, runDir string) int {
 			continue
 		}
 		got := evs[len(evs)-1]
+		if !reflect.DeepEqual(got.Hosts, c.Hosts) {
+			t.Errorf("%s: the log's hosts %+v; the report's %+v", c.ID, got.Hosts, c.Hosts)
+		}
 		if got.Verdict != c.Verdict || got.Grade != c.Grade || got.Reason != c.Reason || !reflect.DeepEqual(got.Violations, c.Violations) {
 			t.Errorf("%s: the log says %s/%s %v %q; the report %s/%s %v %q", c.ID,
 				got.Verdict, got.Grade, got.Violations, got.Reason, c.Verdict, c.Grade, c.Violations, c.Reason)

@@ -474,6 +474,10 @@ type toolRun struct {
 // plus grace, plus the time the machine made it wait (awaitTool). A hung
 // in-process tool is released when the case ends and its connections
 // close; invoke's caller waits for that.
+// noHelperSkip is why a kill-helper case is skipped for a tool that holds
+// its SSH socket itself (engine.CutRecord.NoHelper).
+const noHelperSkip = "kill-helper needs a helper process that owns the tool's SSH socket (such as the ssh child of a wrapper); this tool holds its socket itself"
+
 // invokedRun is what the tool's invocation tells the case's engine run (or
 // a fleet's runs): the tool's pid, and that it returned.
 type invokedRun interface {
@@ -647,7 +651,7 @@ func (r *runner) execute(ctx context.Context, run *caseRun) (release func()) {
 	}
 	run.ev = ev
 	if ev.Cut != nil && ev.Cut.NoHelper {
-		run.skip = "kill-helper needs a helper process that owns the tool's SSH socket (such as the ssh child of a wrapper); this tool holds its socket itself"
+		run.skip = noHelperSkip
 		return release
 	}
 	run.secrets, release = r.caseSecrets(run.t)
@@ -706,6 +710,9 @@ func (r *runner) logVerdictAs(id string, cr report.CaseReport, more map[string]a
 	}
 	if cr.Reason != "" {
 		data["reason"] = cr.Reason
+	}
+	if len(cr.Hosts) > 0 {
+		data["hosts"] = cr.Hosts // a fleet's: each host's verdict, as the report has it
 	}
 	for k, v := range more {
 		data[k] = v

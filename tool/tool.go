@@ -128,10 +128,20 @@ type Networker interface {
 // under the kernel network a plain dial from this process would not reach
 // the server.
 func (t Target) Dial(ctx context.Context, d *net.Dialer) (net.Conn, error) {
+	return t.dial(ctx, d, t.Addr)
+}
+
+// DialJump connects to the jump host (JumpAddr) as Dial connects to Addr:
+// the first hop of a tool that reaches Addr through it.
+func (t Target) DialJump(ctx context.Context, d *net.Dialer) (net.Conn, error) {
+	return t.dial(ctx, d, t.JumpAddr())
+}
+
+func (t Target) dial(ctx context.Context, d *net.Dialer, addr string) (net.Conn, error) {
 	var c net.Conn
 	err := Within(t.Network, func() error {
 		var err error
-		c, err = d.DialContext(ctx, "tcp", t.Addr)
+		c, err = d.DialContext(ctx, "tcp", addr)
 		return err
 	})
 	return c, err

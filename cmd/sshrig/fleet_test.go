@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -18,17 +20,24 @@ func TestFleetFlags(t *testing.T) {
 	if ids := strings.Fields(out.String()); len(ids) != 14 || ids[0] != "fleet.refuse" {
 		t.Fatalf("cases --hosts 5 listed %d cases (%v), want the 14 of matrix/fleet.yaml", len(ids), ids)
 	}
-	for _, bad := range [][]string{
-		{"run", "--hosts", "1"},
-		{"run", "--hosts", "65"},
-		{"run", "--hosts", "3", "--jump"},
-		{"run", "--hosts", "2", "--cases", "fleet.started.reset.two-hosts"},
-		{"run", "--cases", "fleet.*"},
-		{"run", "--hosts", "3", "--cases", "step.*"},
+	cutTwo := filepath.Join(t.TempDir(), "fleet.yaml")
+	if err := os.WriteFile(cutTwo, []byte("cases:\n  - {id: x, moment: started, cut: reset, cut_hosts: 2}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"run", "--hosts", "1"}, "a fleet has 2 to 64"},
+		{[]string{"run", "--hosts", "65"}, "a fleet has 2 to 64"},
+		{[]string{"run", "--hosts", "3", "--jump"}, "give --hosts or --jump, not both"},
+		{[]string{"run", "--hosts", "2", "--cases", "fleet.started.reset.two-hosts"}, "leaves none uncut"},
+		{[]string{"run", "--matrix", cutTwo}, "needs a fleet: run with --hosts N"},
+		{[]string{"run", "--hosts", "3", "--cases", "step.*"}, "not made behind a jump host or on a fleet"},
 	} {
-		code, _, stderr, _ := sshrigIn(t, t.TempDir(), bad...)
-		if code != exitUsage {
-			t.Errorf("%v: exit %d, want %d (usage):\n%s", bad, code, exitUsage, stderr)
+		code, _, stderr, _ := sshrigIn(t, t.TempDir(), bad.args...)
+		if code != exitUsage || !strings.Contains(stderr, bad.says) {
+			t.Errorf("%v: exit %d, want %d (usage) saying %q:\n%s", bad.args, code, exitUsage, bad.says, stderr)
 		}
 	}
 }

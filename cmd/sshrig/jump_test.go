@@ -38,15 +38,21 @@ func TestJumpRun(t *testing.T) {
 		t.Fatalf("replay: exit %d:\n%s%s", code, out.String(), errb.String())
 	}
 
-	for _, bad := range [][]string{
-		{"run", "--cases", "jump.*"},                                     // no jump case in the default matrix
-		{"run", "--jump", "--cases", "started.*"},                        // none of the jump matrix is started.*
-		{"run", "--jump", "--cases", "step.*"},                           // step cases are not made behind a jump host
-		{"run", "--jump", "--matrix", "../../docs/examples/matrix.yaml"}, // a file whose cases name no hop
+	hopped := filepath.Join(t.TempDir(), "hop.yaml")
+	if err := os.WriteFile(hopped, []byte("cases:\n  - {id: x, moment: started, cut: reset, hop: jump-target}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"run", "--matrix", hopped}, "needs a jump host: run with --jump"},
+		{[]string{"run", "--jump", "--cases", "step.*"}, "not made behind a jump host"},
+		{[]string{"run", "--jump", "--matrix", "../../docs/examples/matrix.yaml"}, "names no hop"},
 	} {
-		code, _, stderr, _ := sshrigIn(t, t.TempDir(), bad...)
-		if code != exitUsage {
-			t.Errorf("%v: exit %d, want %d (usage):\n%s", bad, code, exitUsage, stderr)
+		code, _, stderr, _ := sshrigIn(t, t.TempDir(), bad.args...)
+		if code != exitUsage || !strings.Contains(stderr, bad.says) {
+			t.Errorf("%v: exit %d, want %d (usage) saying %q:\n%s", bad.args, code, exitUsage, bad.says, stderr)
 		}
 	}
 }

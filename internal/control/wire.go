@@ -120,7 +120,8 @@ type Event struct {
 	// tunnel, is the jump-host connection carrying that tunnel
 	// (ConnAccepted, and a hold armed on the first hop). ViaSent, on such
 	// a hold, is how many bytes the server had written on Via once the
-	// tunnel had relayed the Sent bytes of the target's.
+	// tunnel had relayed the Sent bytes of the target's; 0 when the tunnel
+	// ended before it had.
 	Via     int   `json:"via,omitempty"`
 	ViaSent int64 `json:"via_sent,omitempty"`
 }

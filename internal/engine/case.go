@@ -685,9 +685,9 @@ func (r *Run) cutAt(ev control.Event) {
 	case r.spec.Hop == fault.ClientJump && ev.Via == 0:
 		err = fmt.Errorf("the target's connection %d came through no tunnel of the jump host's", ev.Conn)
 	case r.spec.Hop == fault.ClientJump && ev.ViaSent == 0:
-		// The server writes on the jump host's connection before any
-		// tunnel opens: 0 says the tunnel ended before it relayed the
-		// target's bytes, which only the tool can have done.
+		// The server says 0 when the tunnel ended before it relayed the
+		// target's bytes (server/jump.go, holdVia), which only the tool
+		// can have done: it closed the tunnel or its connection.
 		err = fmt.Errorf("%w: the tunnel ended before it relayed the target's %d bytes", cutter.ErrConnClosed, ev.Sent)
 	case r.spec.Cut == fault.KillHelper:
 		start := time.Now()

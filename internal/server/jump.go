@@ -289,5 +289,10 @@ func (s *Server) holdVia(c *caseState, tc *tconn, ev *control.Event) {
 		return
 	}
 	ev.Via = tc.relay.via.n
-	ev.ViaSent, _ = tc.relay.relayedThrough(ev.Sent, c.ended, s.closing)
+	// ViaSent stays 0 when the tunnel ended first: the rig then knows the
+	// target's bytes never all reached the tool (there is no flush to cut
+	// after), rather than cutting after fewer of them.
+	if sent, ok := tc.relay.relayedThrough(ev.Sent, c.ended, s.closing); ok {
+		ev.ViaSent = sent
+	}
 }

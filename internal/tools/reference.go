@@ -450,12 +450,7 @@ func (c Client) dial(ctx context.Context, t tool.Target, dialer *net.Dialer, d D
 	if t.Jump == "" {
 		return t.Dial(ctx, dialer)
 	}
-	var first net.Conn
-	err := tool.Within(t.Network, func() error {
-		var err error
-		first, err = dialer.DialContext(ctx, "tcp", t.JumpAddr())
-		return err
-	})
+	first, err := t.DialJump(ctx, dialer)
 	if err != nil {
 		return nil, fmt.Errorf("jump host %s: %w", t.JumpAddr(), err)
 	}
