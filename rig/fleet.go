@@ -124,8 +124,7 @@ func (r *runner) executeFleet(ctx context.Context, run *caseRun) (release func()
 		return release
 	}
 	for k := range r.o.Hosts {
-		spec := caseSpec(hostCase(c, cut[k]), fleetHostID(id, k+1))
-		spec.RefusePTY = r.o.RefusePTY
+		spec := r.caseSpec(hostCase(c, cut[k]), fleetHostID(id, k+1))
 		er, err := r.env.Begin(ctx, spec)
 		if err != nil {
 			return broken(fmt.Sprintf("could not set host %d of %d up: %v", k+1, r.o.Hosts, err))

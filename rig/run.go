@@ -625,10 +625,7 @@ func (r *runner) execute(ctx context.Context, run *caseRun) (release func()) {
 		run.broken = why + r.serverGone(ctx)
 		return release
 	}
-	spec := caseSpec(c, id)
-	spec.RefusePTY = r.o.RefusePTY
-	spec.WorkloadRequest = r.workloadRequest
-	er, err := r.env.Begin(ctx, spec)
+	er, err := r.env.Begin(ctx, r.caseSpec(c, id))
 	if err != nil {
 		return broken("could not set the case up: " + err.Error())
 	}

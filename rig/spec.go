@@ -30,6 +30,15 @@ func caseSpec(c matrix.Case, id string) engine.Spec {
 	return s
 }
 
+// caseSpec is caseSpec with what the run adds to every case: a server
+// refusing terminals, and the workload's request the preflight learned.
+func (r *runner) caseSpec(c matrix.Case, id string) engine.Spec {
+	s := caseSpec(c, id)
+	s.RefusePTY = r.o.RefusePTY
+	s.WorkloadRequest = r.workloadRequest
+	return s
+}
+
 // caseLink is the slow-link faults of case c's run: the case's own, or the
 // run's, drawn from the case run's seed; nil for none.
 func caseLink(c matrix.Case, run *matrix.Link, seed uint64) *matrix.Link {
