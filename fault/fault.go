@@ -3,6 +3,7 @@ package fault
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Knowledge is what a caller can know about the remote effect of its request
@@ -238,12 +239,68 @@ const (
 	// can drop the far end's own RST, so it needs the kernel network
 	// (--net kernel); the server sees its transport end, as after a reset.
 	Vanish
+
+	// The server-side faults: the far side breaks the exchange, not the
+	// tool's transport (ServerSide).
+
+	// ServerCrash: the server process serving the case dies, as an sshd
+	// child killed mid-session. Every connection of the case ends with an
+	// RST from the server, every session without an exit status; a command
+	// not yet started never starts, a running one meets the disposition.
+	ServerCrash
+	// Reboot: the case's host goes down and comes back. Every process of
+	// the host is killed whatever the disposition, its connections vanish
+	// (the tool hears nothing; after the host is back, its next segment
+	// meets an RST), new connections wait while it is down, and after the
+	// pause (DefaultRebootPause, or the case's) the host answers again with
+	// its files and its ledger but none of its processes.
+	Reboot
+	// NoExitStatus: at finished, the command's channel closes (EOF, then
+	// close) without an exit status, the transport up: the caller got no
+	// result.
+	NoExitStatus
+	// EOFOnly: at finished, the channel sends EOF and then nothing, neither
+	// a status nor a close, the transport up and answering keepalives: only
+	// the tool's own deadline ends the wait.
+	EOFOnly
 )
 
-var cutNames = [...]string{Reset: "reset", Close: "close", Blackhole: "blackhole", KillHelper: "kill-helper", Stall: "stall", Vanish: "vanish"}
+var cutNames = [...]string{Reset: "reset", Close: "close", Blackhole: "blackhole", KillHelper: "kill-helper", Stall: "stall", Vanish: "vanish",
+	ServerCrash: "server-crash", Reboot: "reboot", NoExitStatus: "no-exit-status", EOFOnly: "eof-only"}
 
 // Cuts returns every cut kind.
-func Cuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper, Stall, Vanish} }
+func Cuts() []Cut {
+	return []Cut{Reset, Close, Blackhole, KillHelper, Stall, Vanish, ServerCrash, Reboot, NoExitStatus, EOFOnly}
+}
+
+// ServerCuts returns the faults the far side makes (ServerSide).
+func ServerCuts() []Cut { return []Cut{ServerCrash, Reboot, NoExitStatus, EOFOnly} }
+
+// ServerSide reports whether c is made by the server (or its host) rather
+// than on the tool's transport: the server performs it at the held moment.
+func (c Cut) ServerSide() bool { return c >= ServerCrash && c <= EOFOnly }
+
+// FitsMoment reports whether cut c can be made at moment m. A stall holds
+// an answer in the command's window; the exit-status anomalies replace the
+// status at finished; a reboot needs a host with something to lose, from
+// the exec request on; a server crash can come at any moment with a
+// connection; every transport cut at any moment that cuts.
+func (c Cut) FitsMoment(m Moment) bool {
+	switch c {
+	case Stall:
+		return m.InCommandWindow()
+	case NoExitStatus, EOFOnly:
+		return m == Finished
+	case Reboot:
+		return m.InCommandWindow()
+	}
+	return m.HasCut()
+}
+
+// DefaultRebootPause is how long a rebooted host stays down when a case
+// gives no pause: long enough that a tool reconnecting at once meets a
+// host that is not back, short enough for a tool's budget to see it back.
+const DefaultRebootPause = 2 * time.Second
 
 // KernelCuts returns the cut kinds the kernel network installs in the
 // kernel (--net kernel): there blackhole drops packets, reset is answered
@@ -251,9 +308,10 @@ func Cuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper, Stall, Van
 func KernelCuts() []Cut { return []Cut{Reset, Blackhole, Vanish} }
 
 // SilentToTool reports whether the tool hears nothing when the cut
-// happens: a blackhole never tells it, and after a vanish only its own next
-// segment meets an RST.
-func (c Cut) SilentToTool() bool { return c == Blackhole || c == Vanish }
+// happens: a blackhole never tells it, after a vanish or a reboot only its
+// own next segment meets an RST, and a channel that sent EOF only says
+// nothing more.
+func (c Cut) SilentToTool() bool { return c == Blackhole || c == Vanish || c == Reboot || c == EOFOnly }
 
 // NeedsKernel reports whether c can only be made by the kernel network.
 func (c Cut) NeedsKernel() bool { return c == Vanish }
@@ -266,7 +324,7 @@ func ConnectionCuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper} 
 // TransportCuts returns the cut kinds the cutter performs on the socket itself.
 func TransportCuts() []Cut { return []Cut{Reset, Close, Blackhole} }
 
-func (c Cut) valid() bool { return c >= Reset && c <= Vanish }
+func (c Cut) valid() bool { return c >= Reset && c <= EOFOnly }
 
 func (c Cut) String() string {
 	if !c.valid() {
@@ -278,7 +336,7 @@ func (c Cut) String() string {
 // DropsTransport reports whether the server side sees its transport end when
 // the cut happens (as opposed to a silent blackhole).
 func (c Cut) DropsTransport() bool {
-	return c == Reset || c == Close || c == KillHelper || c == Vanish
+	return c == Reset || c == Close || c == KillHelper || c == Vanish || c == ServerCrash || c == Reboot
 }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -301,7 +359,7 @@ func (c *Cut) UnmarshalText(b []byte) error {
 
 // ParseCut parses a cut kind name such as "reset".
 func ParseCut(s string) (Cut, error) {
-	for c := Reset; c <= Vanish; c++ {
+	for c := Reset; c <= EOFOnly; c++ {
 		if cutNames[c] == s {
 			return c, nil
 		}

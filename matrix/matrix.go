@@ -66,6 +66,9 @@ type Case struct {
 	// at its moment (default 1); the others run the operation without a
 	// fault. It must leave at least one host uncut.
 	CutHosts int
+	// RebootPause, for cut reboot, is how long the case's host stays down
+	// (default fault.DefaultRebootPause).
+	RebootPause time.Duration
 	// Budget overrides the run's deadline for this case.
 	Budget time.Duration
 	// Expect overrides the honest category and retry.
@@ -172,6 +175,18 @@ func embedded(name string, yaml []byte) []Case {
 	}
 	return cases
 }
+
+//go:embed server.yaml
+var serverMatrixYAML []byte
+
+// ServerMatrixFile names the embedded server matrix in errors and reports.
+const ServerMatrixFile = "server.yaml (embedded)"
+
+// ServerMatrix is the embedded matrix of the faults the far side makes
+// (matrix/server.yaml, docs/server-faults.md): the server serving the case
+// crashes, its host reboots, or a command's channel ends without its exit
+// status, each at the moments where it can come.
+func ServerMatrix() []Case { return embedded(ServerMatrixFile, serverMatrixYAML) }
 
 //go:embed kernel.yaml
 var kernelMatrixYAML []byte

@@ -50,7 +50,7 @@ const HostKeyChanged = "changed"
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "host_key", "hop", "cut_hosts", "budget", "expect", "notes", "link", "answer_delay",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "host_key", "hop", "cut_hosts", "reboot_pause", "budget", "expect", "notes", "link", "answer_delay",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -383,6 +383,14 @@ func (l *loader) scenarioField(c *Case, key, field, path string, v ast.Node, pos
 				l.Fail(v.GetToken(), field, "unknown host_key %q (valid: %s): the tool's known_hosts then names a key the server does not have", s, HostKeyChanged)
 			}
 			c.ChangedHostKey = true
+		}
+	case "reboot_pause":
+		if s, ok := l.Str(v, field); ok {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				l.Fail(v.GetToken(), field, "bad duration %q: want a positive Go duration such as 2s or 500ms", s)
+			}
+			c.RebootPause = d
 		}
 	case "budget":
 		if s, ok := l.Str(v, field); ok {

@@ -133,6 +133,15 @@ func (c Case) combinationProblems() []*CaseError {
 	case c.Moment.HasCut() && c.Cut == 0:
 		add("cut", "missing: moment %s needs a cut (valid: %s)", c.Moment, names(fault.Cuts()))
 	}
+	if hasCut && c.Moment.HasCut() && !c.Cut.FitsMoment(c.Moment) {
+		add("cut", "%s cannot be made at moment %s: %s", c.Cut, c.Moment, cutFits(c.Cut))
+	}
+	if c.Cut.ServerSide() && (c.Hop != 0 || c.Step != nil) {
+		add("cut", "%s is the far side's fault on the case's own connection: it takes no hop and no step", c.Cut)
+	}
+	if c.RebootPause != 0 && c.Cut != fault.Reboot {
+		add("reboot_pause", "applies only to cut reboot, not %s", cutOrNone(c.Cut))
+	}
 	if c.Disposition != 0 && !c.Disposition.AppliesAt(c.Moment) {
 		add("disposition", "remote-kill cannot apply at %s: the server kills the command right after its start marker, before that moment", c.Moment)
 	}
@@ -214,4 +223,22 @@ func (c Case) combinationProblems() []*CaseError {
 		add("exit_code", "exit_code shapes the default workload; with a command of your own, exit from it")
 	}
 	return ps
+}
+
+// cutFits says where cut c can be made.
+func cutFits(c fault.Cut) string {
+	var at []string
+	for _, m := range fault.Moments() {
+		if m.HasCut() && c.FitsMoment(m) {
+			at = append(at, m.String())
+		}
+	}
+	return "it needs one of " + strings.Join(at, ", ")
+}
+
+func cutOrNone(c fault.Cut) string {
+	if c == 0 {
+		return "no cut"
+	}
+	return c.String()
 }

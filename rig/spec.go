@@ -16,7 +16,8 @@ import (
 // caseSpec is the engine's view of case c for one run, id.
 func caseSpec(c matrix.Case, id string) engine.Spec {
 	s := engine.Spec{ID: id, Moment: c.Moment, Cut: c.Cut, Disposition: c.Disposition, OutputBytes: c.OutputBytes,
-		Credential: c.Credential, Refusal: c.Refusal, Host: c.Host, ChangedHostKey: c.ChangedHostKey, Hop: c.Hop}
+		Credential: c.Credential, Refusal: c.Refusal, Host: c.Host, ChangedHostKey: c.ChangedHostKey, Hop: c.Hop,
+		RebootPause: c.RebootPause}
 	if l := c.Draw; l != nil && l.Link != nil {
 		s.Link = *l.Link
 	}

@@ -33,8 +33,18 @@ func loadMatrix(path string) ([]matrix.Case, error) {
 // it, or through a jump host (jump) the jump matrix instead
 // (docs/network.md), or on a fleet (hosts > 1) the fleet matrix instead
 // (docs/fleets.md).
-func matrixFor(path string, net rig.Net, jump bool, hosts int) ([]matrix.Case, error) {
+//
+// With serverFaults it is the server matrix (docs/server-faults.md): the far
+// side's faults, made on the case's own connection, so neither through a
+// jump host nor on a fleet, and instead of a matrix file.
+func matrixFor(path string, net rig.Net, jump bool, hosts int, serverFaults bool) ([]matrix.Case, error) {
 	switch {
+	case serverFaults && path != "":
+		return nil, usageError("--server-faults selects the server matrix: give it or --matrix, not both (a matrix file may name the far side's faults as cuts itself)")
+	case serverFaults && (jump || hosts > 1):
+		return nil, usageError("--server-faults: the far side's faults are made on the case's own connection: leave --jump and --hosts out")
+	case serverFaults:
+		return matrix.ServerMatrix(), nil
 	case path == "" && jump:
 		return matrix.JumpMatrix(), nil
 	case path == "" && hosts > 1:
@@ -49,7 +59,7 @@ func matrixFor(path string, net rig.Net, jump bool, hosts int) ([]matrix.Case, e
 
 func newCasesCmd() *cobra.Command {
 	var globs, matrixFile, output, netName string
-	var long, jump bool
+	var long, jump, serverFaults bool
 	var hosts int
 	cmd := &cobra.Command{
 		Use:   "cases",
@@ -60,14 +70,16 @@ exits 2 with every problem as FILE:LINE:COLUMN: FIELD: what is wrong. With
 --net kernel it lists what 'sshrig run --net kernel' runs: the default matrix
 and the kernel matrix's vanish cases after it; with --jump what 'sshrig run --jump'
 runs: the cases behind a jump host (docs/network.md); with --hosts N what
-'sshrig run --hosts N' runs: the cases on a fleet (docs/fleets.md).`,
+'sshrig run --hosts N' runs: the cases on a fleet (docs/fleets.md); with
+--server-faults what 'sshrig run --server-faults' runs: the faults the far side
+makes, server-crash, reboot and no-exit-status (docs/server-faults.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			net, err := rig.ParseNet(netName)
 			if err != nil {
 				return usageError("--net: %v", err)
 			}
-			all, err := matrixFor(matrixFile, net, jump, hosts)
+			all, err := matrixFor(matrixFile, net, jump, hosts, serverFaults)
 			if err != nil {
 				return err
 			}
@@ -114,6 +126,7 @@ runs: the cases behind a jump host (docs/network.md); with --hosts N what
 	cmd.Flags().StringVar(&netName, "net", string(rig.NetProxy), "the network whose cases to list: proxy, or kernel (adds the vanish cases)")
 	cmd.Flags().BoolVar(&jump, "jump", false, "list the cases behind a jump host that 'sshrig run --jump' runs")
 	cmd.Flags().IntVar(&hosts, "hosts", 0, "list the cases on a fleet that 'sshrig run --hosts N' runs")
+	cmd.Flags().BoolVar(&serverFaults, "server-faults", false, "list the far side's faults that 'sshrig run --server-faults' runs: server-crash, reboot, no-exit-status")
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "one row per case with its moment, cut, disposition and exit code")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one object per case, for scripts)")
 	return cmd

@@ -46,9 +46,14 @@ Exit codes: 0 the verdict reproduced, 1 it did not, 2 bad usage or input,
 					return usageError("%s: %v", args[0], err)
 				}
 			}
-			cases, err := matrixFor(matrixFile, net, rep.Jump, rep.Hosts)
+			cases, err := matrixFor(matrixFile, net, rep.Jump, rep.Hosts, false)
 			if err != nil {
 				return err
+			}
+			if matrixFile == "" && !rep.Jump && rep.Hosts < 2 {
+				// A run with --server-faults ran the server matrix, whose
+				// ids no other embedded matrix has.
+				cases = append(cases, matrix.ServerMatrix()...)
 			}
 			c, was, err := rig.ReplayCase(rep, cases, args[1])
 			if err != nil {

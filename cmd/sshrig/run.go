@@ -35,7 +35,9 @@ type runFlags struct {
 	reading  string
 	net      string
 	jump     bool
-	hosts    int
+	// serverFaults runs the server matrix (matrixFor).
+	serverFaults bool
+	hosts        int
 	targetFlags
 	mcp    mcpFlags
 	repeat repeatFlags // repeat.go
@@ -95,6 +97,7 @@ Exit codes: 0 every case passed, 1 a verdict failed, 2 bad usage or input,
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML to this file")
 	f.targetFlags.register(fl)
 	fl.StringVar(&f.net, "net", string(rig.NetProxy), "where the tool meets the server: proxy (the rig's TCP proxy on loopback cuts) or kernel (the tool in a network namespace of its own; blackhole, reset and vanish made by the kernel with nftables; needs root; adds the vanish cases; docs/network.md)")
+	fl.BoolVar(&f.serverFaults, "server-faults", false, "run the faults the far side makes instead of the default matrix: the server serving the case crashes, its host reboots, a command's channel ends without its exit status, each at its moments (docs/server-faults.md)")
 	fl.BoolVar(&f.jump, "jump", false, "reach the target through a jump host, as ssh -J does: the tool gets SSHRIG_JUMP (user@host:port) and runs the jump matrix, each moment cut on the tool's connection to the jump host or on the jump host's to the target (docs/network.md)")
 	fl.IntVar(&f.hosts, "hosts", 0, "run each case on a fleet of N hosts (2 to 64): the tool gets SSHRIG_HOSTS and one command for all of them, reports each host in its result's hosts, and runs the fleet matrix, one host (or a few) cut at each moment while the others complete (docs/fleets.md)")
 	f.mcp.register(fl)
@@ -224,7 +227,7 @@ func planRun(f runFlags) (*runPlan, error) {
 	if p.net, err = rig.ParseNet(f.net); err != nil {
 		return p, usageError("--net: %v", err)
 	}
-	if p.all, err = matrixFor(f.matrix, p.net, f.jump, f.hosts); err != nil {
+	if p.all, err = matrixFor(f.matrix, p.net, f.jump, f.hosts, f.serverFaults); err != nil {
 		return p, err
 	}
 	if err := p.selectCases(f); err != nil {

@@ -41,6 +41,13 @@ const (
 	ExecFinished   EventKind = "exec_finished"   // the server is done with an exec request (every ExecReceived gets one)
 	CaseEnded      EventKind = "case_ended"      // the rig ended the case; everything of it is gone
 	ServerProblem  EventKind = "problem"         // something the rig should see; Detail says what
+	// ServerFaulted: the server made the far side's fault the rig asked
+	// for at a hold (OpFault): Moment and Detail say which and what it did.
+	ServerFaulted EventKind = "server_fault"
+	// ExitWithheld: a command's channel ended, or went silent, without the
+	// exit status the server had (a NoExitStatus or EOFOnly fault); Detail
+	// says what the channel got instead.
+	ExitWithheld EventKind = "exit_withheld"
 
 	// RequestSeen records one step of the tool's SSH conversation, in the order
 	// the server received it: Request names it (see the Step* constants),
@@ -197,6 +204,11 @@ const (
 	// Action "expire" moves the case's certificate clock past every
 	// certificate's validity, "revoke" removes the case's own keys.
 	OpCredential Op = "credential"
+	// OpFault makes the far side's fault Fault (fault.ServerSide) at the
+	// hold announced by event Seq, which stays held until OpRelease;
+	// OpHostUp brings a rebooted case's host back (fault.Reboot).
+	OpFault  Op = "fault"
+	OpHostUp Op = "host_up"
 )
 
 // Request is a message from the rig to the server.
@@ -229,6 +241,8 @@ type Request struct {
 	// RefusePTY: the server refuses pty-req, as an sshd with PermitTTY no
 	// does (the session goes on without a terminal).
 	RefusePTY bool `json:"refuse_pty,omitempty"`
+	// Fault is OpFault's fault.
+	Fault fault.Cut `json:"fault,omitzero"`
 	// Action is OpCredential's action: "expire" or "revoke".
 	Action string   `json:"action,omitempty"`
 	Keys   []string `json:"keys,omitempty"` // authorized_keys lines

@@ -218,6 +218,9 @@ func (cn *conn) pump(d dir, sh *shaper) {
 			p = p[w:]
 		}
 		if rerr != nil {
+			if d == toClient {
+				cn.passReset(rerr)
+			}
 			cn.pumpEnd(d, dst, rerr)
 			return
 		}

@@ -567,3 +567,96 @@ func TestLandsEveryTimeJump(t *testing.T) {
 		})
 	}
 }
+
+var serverFaultReps = flag.Int("sshrig.serverreps", 20, "repetitions per (moment, fault, disposition) of the far side's faults in TestServerFaultsLandEveryTime (200 for the acceptance figure)")
+
+// TestServerFaultsLandEveryTime repeats each of the far side's faults at
+// every moment it fits, with the dispositions that change its truth there,
+// and requires it to land every time with the truth ExpectTruth gives. A
+// reboot's pause is short here: how long the host stays down does not move
+// where the fault lands.
+func TestServerFaultsLandEveryTime(t *testing.T) {
+	t.Parallel()
+	env := startEnv(t, Options{})
+	reps := *serverFaultReps
+	if testing.Short() {
+		reps = 5
+	}
+	type triple struct {
+		m   fault.Moment
+		cut fault.Cut
+		d   fault.Disposition
+	}
+	var all []triple
+	for _, cut := range fault.ServerCuts() {
+		for _, m := range fault.Moments() {
+			if !m.HasCut() || m.IsStep() || !cut.FitsMoment(m) {
+				continue
+			}
+			for _, d := range fault.Dispositions() {
+				if d.AppliesAt(m) && (d == fault.Survive || d.MattersAt(m) && cut == fault.ServerCrash) {
+					all = append(all, triple{m, cut, d})
+				}
+			}
+		}
+	}
+	const workers = 4
+	for _, p := range all {
+		t.Run(p.cut.String()+"."+p.m.String()+"."+p.d.String(), func(t *testing.T) {
+			var landed, wrong int
+			var mu sync.Mutex
+			var failures []string
+			jobs := make(chan int)
+			var wg sync.WaitGroup
+			for w := 0; w < workers; w++ {
+				wg.Go(func() {
+					for range jobs {
+						ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+						spec := Spec{ID: env.NewID(), Moment: p.m, Cut: p.cut, Disposition: p.d, OutputBytes: 8}
+						if p.cut == fault.Reboot {
+							spec.RebootPause = 20 * time.Millisecond
+						}
+						run, err := env.Begin(ctx, spec)
+						if err != nil {
+							cancel()
+							mu.Lock()
+							failures = append(failures, "begin: "+err.Error())
+							mu.Unlock()
+							continue
+						}
+						cmd, _ := run.Wrap(workload(0))
+						runClientUntilCut(ctx, run, cmd)
+						ev, err := run.Finish(ctx, 5*time.Second)
+						cancel()
+						mu.Lock()
+						switch {
+						case err != nil:
+							failures = append(failures, "finish: "+err.Error())
+						case !ev.Landed:
+							failures = append(failures, ev.NotLanded)
+						default:
+							landed++
+							if want := ExpectTruth(p.m, p.cut, p.d); ev.Truth.State != want || !ev.Truth.Agree() {
+								wrong++
+								failures = append(failures, fmt.Sprintf("truth %s, want %s %s", ev.Truth, want, ev.Truth.Disagreement))
+							}
+						}
+						mu.Unlock()
+					}
+				})
+			}
+			for i := 0; i < reps; i++ {
+				jobs <- i
+			}
+			close(jobs)
+			wg.Wait()
+			if landed != reps || wrong != 0 {
+				if len(failures) > 5 {
+					failures = failures[:5]
+				}
+				t.Fatalf("landed %d of %d, wrong truth %d; first failures: %s", landed, reps, wrong, strings.Join(failures, " | "))
+			}
+			t.Logf("landed %d of %d", landed, reps)
+		})
+	}
+}

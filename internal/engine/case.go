@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,12 +75,23 @@ type Spec struct {
 	// Step, for the moments prep-step and cleanup-step, names the request
 	// of the tool's conversation the server holds at (control.Arm.Step).
 	Step *fault.Step
+	// RebootPause is how long a fault.Reboot keeps the case's host down;
+	// 0 is fault.DefaultRebootPause.
+	RebootPause time.Duration
 	// Hop, when set, puts a jump host in front of the target: the tool
 	// reaches the target (Run.Addr) through the jump host (Run.JumpAddr),
 	// the server being both, and the cut at the target's moment kills
 	// this hop. The refuse moment with fault.JumpTarget is a dead target
 	// behind a live jump host.
 	Hop fault.Hop
+}
+
+// rebootPause is how long a reboot keeps the host down.
+func (s Spec) rebootPause() time.Duration {
+	if s.RebootPause > 0 {
+		return s.RebootPause
+	}
+	return fault.DefaultRebootPause
 }
 
 // Validate checks the spec's values.
@@ -106,8 +118,14 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("engine: %w", err)
 		}
 	}
-	if s.Cut == fault.Stall && !s.Moment.InCommandWindow() {
-		return fmt.Errorf("engine: a stall needs a moment to hold at, not %s", s.Moment)
+	if s.Moment.HasCut() && !s.Cut.FitsMoment(s.Moment) {
+		return fmt.Errorf("engine: cut %v cannot be made at moment %s", s.Cut, s.Moment)
+	}
+	if s.Cut.ServerSide() && (s.Hop != 0 || s.Step != nil) {
+		return fmt.Errorf("engine: the far side's fault %v is made on the case's own connection: not behind a jump host, not at a step", s.Cut)
+	}
+	if s.RebootPause < 0 || s.RebootPause != 0 && s.Cut != fault.Reboot {
+		return fmt.Errorf("engine: a reboot pause (%v) needs cut reboot", s.RebootPause)
 	}
 	if s.Hop != 0 {
 		return s.validateHop()
@@ -598,9 +616,12 @@ func (r *Run) handle(evp *control.Event) {
 	default:
 	}
 	if cut {
-		if r.spec.Cut == fault.Stall {
+		switch {
+		case r.spec.Cut == fault.Stall:
 			go r.stallAt(ev)
-		} else {
+		case r.spec.Cut.ServerSide():
+			go r.faultAt(ev)
+		default:
 			go r.cutAt(ev)
 		}
 	}
@@ -778,6 +799,64 @@ func (r *Run) stallAt(ev control.Event) {
 		rec.CutTime = time.Now()
 	case <-r.ctx.Done():
 		rec.Err = "the case ended before the tool returned"
+	}
+	relCtx, relCancel := context.WithTimeout(r.ctx, 10*time.Second)
+	if err := r.env.ctl.Do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
+		rec.Err = "release: " + err.Error()
+	}
+	relCancel()
+	rec.Released = time.Now()
+	r.mu.Lock()
+	if r.cut == nil {
+		r.cut = rec
+		close(r.cutDone)
+	}
+	r.mu.Unlock()
+}
+
+// faultAt has the server make the far side's fault at the hold (a crash,
+// its host's reboot, a withheld exit status) once the server's bytes reached
+// the client, as a cut waits for them, and releases the hold. A reboot's
+// host stays down for its pause: the cutter silences the case's
+// connections first, so nothing the server does to them reaches the tool,
+// and when the host is back the tool's next segment on them meets an RST.
+func (r *Run) faultAt(ev control.Event) {
+	defer r.cuts.Done()
+	rec := &CutRecord{Moment: ev.Moment, Kind: r.spec.Cut, Conn: ev.Conn, HoldSeq: ev.Seq, EventTime: ev.Time, Sent: ev.Sent}
+	ctx, cancel := context.WithTimeout(r.ctx, r.env.opts.FlushTimeout)
+	st, err := r.cutter.WaitDelivered(ctx, ev.Conn, ev.Sent)
+	cancel()
+	rec.FlushWait, rec.Delivered = time.Since(ev.Time), st.ToClient
+	if err != nil {
+		rec.ToolLeft = errors.Is(err, cutter.ErrConnClosed)
+	}
+	reboot := r.spec.Cut == fault.Reboot
+	if err == nil && reboot {
+		r.cutter.Down()
+	}
+	if err == nil {
+		fctx, fcancel := context.WithTimeout(r.ctx, 10*time.Second)
+		err = r.env.ctl.Do(fctx, control.Request{Op: control.OpFault, Case: r.spec.ID, Seq: ev.Seq, Fault: r.spec.Cut})
+		fcancel()
+		rec.CutTime = time.Now()
+		rec.Latency = rec.CutTime.Sub(ev.Time)
+		rec.ServerSawLoss = err == nil && r.spec.Cut.DropsTransport()
+	}
+	if reboot {
+		// The host comes back after its pause whatever happened: a cutter
+		// left down would hold the tool's reconnection for ever.
+		if err == nil {
+			t := time.NewTimer(r.spec.rebootPause())
+			select {
+			case <-t.C:
+			case <-r.ctx.Done():
+			}
+			t.Stop()
+		}
+		r.cutter.Up()
+	}
+	if err != nil {
+		rec.Err = err.Error()
 	}
 	relCtx, relCancel := context.WithTimeout(r.ctx, 10*time.Second)
 	if err := r.env.ctl.Do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
@@ -1023,7 +1102,12 @@ func (r *Run) judgeLanding(ev *Evidence) (landed bool, why string, onTiming bool
 		return false, fmt.Sprintf("the server held at %s, not %s", c.Moment, r.spec.Moment), false
 	case c.Err != "":
 		return false, "the cut failed: " + c.Err, false
-	case c.Stall:
+	case c.Kind == fault.NoExitStatus || c.Kind == fault.EOFOnly:
+		if !slices.ContainsFunc(ev.Events, func(e control.Event) bool { return e.Kind == control.ExitWithheld && e.Conn == c.Conn }) {
+			return false, fmt.Sprintf("the server made %s at the hold but never withheld the exit status", c.Kind), false
+		}
+		return true, "", false
+	case c.Stall, c.Kind.ServerSide():
 		return true, "", false
 	case c.Kind == fault.Reset && c.Unsent > 0 && c.Delivered-c.Unsent < c.Sent:
 		return false, fmt.Sprintf("the reset discarded %d bytes still in the cutter's send queue: the client got %d of the %d the server had sent at the moment", c.Unsent, c.Delivered-c.Unsent, c.Sent), true

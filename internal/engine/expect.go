@@ -16,6 +16,14 @@ func ExpectTruth(m fault.Moment, cut fault.Cut, d fault.Disposition) reconcile.S
 	// A blackhole leaves the server's transport up until the case ends, so a
 	// hangup never fires before the command is done.
 	dropped := m != fault.None && cut.DropsTransport()
+	switch {
+	case m == fault.Exec && (cut == fault.ServerCrash || cut == fault.Reboot):
+		// The server that would have started it is gone.
+		return reconcile.NotStarted
+	case (m == fault.Started || m == fault.Output) && cut == fault.Reboot:
+		// A reboot kills every process, whatever the disposition.
+		return reconcile.Started
+	}
 	switch d {
 	case fault.RemoteKill:
 		return reconcile.Started

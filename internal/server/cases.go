@@ -117,11 +117,30 @@ func (c *caseState) uploadCut(n int) (keep int, cut bool) {
 // hold is one barrier: a moment the server waits at until the rig releases it.
 type hold struct {
 	caseID string
+	tc     *tconn // the held connection
+	sid    int    // and session, or 0
+	moment fault.Moment
 	once   sync.Once
 	ch     chan struct{}
+
+	mu    sync.Mutex
+	fault fault.Cut // the far side's fault the rig made at it (farfault.go)
 }
 
 func (h *hold) release() { h.once.Do(func() { close(h.ch) }) }
+
+func (h *hold) setFault(f fault.Cut) {
+	h.mu.Lock()
+	h.fault = f
+	h.mu.Unlock()
+}
+
+// madeFault is the far side's fault made at the hold, or 0.
+func (h *hold) madeFault() fault.Cut {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fault
+}
 
 // pass announces that connection tc reached moment m where the moment cannot
 // hold: a request or command that is not the case's workload.
@@ -148,6 +167,13 @@ func (c *caseState) armedOn(tc *tconn) bool {
 // holds here until the rig releases the hold, the case ends or the server
 // closes. It reports whether it held.
 func (s *Server) reach(c *caseState, tc *tconn, sid int, m fault.Moment) bool {
+	held, _ := s.reachFault(c, tc, sid, m)
+	return held
+}
+
+// reachFault is reach, and says which of the far side's faults the rig
+// made at the hold (0 for none).
+func (s *Server) reachFault(c *caseState, tc *tconn, sid int, m fault.Moment) (bool, fault.Cut) {
 	ev := control.Event{
 		Kind:    control.MomentReached,
 		Case:    c.id,
@@ -158,11 +184,11 @@ func (s *Server) reach(c *caseState, tc *tconn, sid int, m fault.Moment) bool {
 	}
 	if c.arm.Moment != m || !c.armedOn(tc) || !c.fired.CompareAndSwap(false, true) {
 		s.emit(ev)
-		return false
+		return false, 0
 	}
 	ev.Hold = true
 	s.holdVia(c, tc, &ev)
-	h := &hold{caseID: c.id, ch: make(chan struct{})}
+	h := &hold{caseID: c.id, tc: tc, sid: sid, moment: m, ch: make(chan struct{})}
 	seq := s.emitHold(ev, h)
 	select {
 	case <-h.ch:
@@ -173,7 +199,7 @@ func (s *Server) reach(c *caseState, tc *tconn, sid int, m fault.Moment) bool {
 	delete(s.holds, seq)
 	s.mu.Unlock()
 	s.emit(control.Event{Kind: control.Released, Case: c.id, Conn: tc.n, Session: sid, Moment: m, Ref: seq})
-	return true
+	return true, h.madeFault()
 }
 
 // endCase tears a case down: holds end, process groups are killed, connections

@@ -122,6 +122,10 @@ type tconn struct {
 	lostOnce sync.Once
 	lost     chan struct{}
 	byServer atomic.Bool
+	// dead: the server serving the connection crashed, or its host went
+	// down (farfault.go): none of its sessions starts or says anything
+	// again.
+	dead atomic.Bool
 }
 
 func (t *tconn) Read(p []byte) (int, error) {

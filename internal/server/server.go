@@ -425,6 +425,8 @@ func (h *controlHandler) Handle(req control.Request) error {
 		}
 		hd.release()
 		return nil
+	case control.OpFault:
+		return s.makeFault(req.Case, req.Seq, req.Fault)
 	case control.OpCredential:
 		s.mu.Lock()
 		c := s.cases[req.Case]

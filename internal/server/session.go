@@ -357,6 +357,11 @@ func (ss *sessionState) runCommand(r *execRequest) {
 	if c.isEnded() {
 		return
 	}
+	if tc.dead.Load() {
+		s.emit(control.Event{Kind: control.ExecSkipped, Case: c.id, Conn: tc.n, Session: ss.id,
+			Detail: "the server crashed, or its host went down, before the command started"})
+		return
+	}
 	if c.arm.Disposition == fault.Hangup && tc.isLost() {
 		s.emit(control.Event{Kind: control.ExecSkipped, Case: c.id, Conn: tc.n, Session: ss.id,
 			Detail: "hangup: transport lost before the command started"})
@@ -384,12 +389,20 @@ func (ss *sessionState) runCommand(r *execRequest) {
 	ss.proc = p
 	ss.mu.Unlock()
 	info := p.run(ss.ch)
+	var withheld fault.Cut
 	if p.eligible() {
-		s.reach(c, tc, ss.id, fault.Finished)
+		_, withheld = s.reachFault(c, tc, ss.id, fault.Finished)
 	} else {
 		s.pass(c, tc, ss.id, fault.Finished)
 	}
-	s.sendExit(ss.ch, c, tc, ss.id, info, p.eligible())
+	switch {
+	case tc.dead.Load():
+		// A dead server sends nothing; its connection is gone.
+	case withheld == fault.NoExitStatus || withheld == fault.EOFOnly:
+		s.withholdExit(ss.ch, c, tc, ss.id, info, withheld)
+	default:
+		s.sendExit(ss.ch, c, tc, ss.id, info, p.eligible())
+	}
 	s.emit(control.Event{Kind: control.ExecFinished, Case: c.id, Conn: tc.n, Session: ss.id})
 	finished = true
 	ss.ch.Close()
