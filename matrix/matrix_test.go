@@ -154,3 +154,37 @@ func TestKernelMatrixMatchesTheMoments(t *testing.T) {
 		}
 	}
 }
+
+// TestServerMatrix: every server fault is made at every moment it fits,
+// each case loads valid, and no id is one of the default matrix's (a replay
+// looks a case up in both).
+func TestServerMatrix(t *testing.T) {
+	made := map[fault.Cut]map[fault.Moment]bool{}
+	defaults := map[string]bool{}
+	for _, c := range DefaultMatrix() {
+		defaults[c.ID] = true
+	}
+	for _, c := range ServerMatrix() {
+		c = c.WithDefaults()
+		if err := c.Validate(); err != nil {
+			t.Error(err)
+		}
+		if defaults[c.ID] {
+			t.Errorf("%s is also a case of the default matrix", c.ID)
+		}
+		if made[c.Cut] == nil {
+			made[c.Cut] = map[fault.Moment]bool{}
+		}
+		made[c.Cut][c.Moment] = true
+	}
+	for _, cut := range fault.ServerCuts() {
+		for _, m := range fault.Moments() {
+			if m.HasCut() && !m.IsStep() && cut.FitsMoment(m) && !made[cut][m] {
+				t.Errorf("%s is never made at %s", cut, m)
+			}
+		}
+	}
+	if !made[0][fault.None] {
+		t.Error("no case of a command killed by a signal with the transport up (exit-signal, never exit-status)")
+	}
+}
