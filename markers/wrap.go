@@ -85,9 +85,12 @@ const OperationIDEnv = "SSHRIG_OPERATION_ID"
 // undone before anything else runs. Only when the claim fails does the
 // script look whether the claim file is there: then the work was claimed
 // before (a dedup), otherwise it cannot claim at all and does no work.
-const (
+// Its length check is a pattern, not ${#…}: "{#" opens a comment to
+// templating tools that pass commands through Jinja2 (Ansible's -a).
+var (
+	tooLongPattern  = strings.Repeat("?", MaxIDLen+1) + "*"
 	scriptOperation = `if [ -n "${SSHRIG_OPERATION_ID:-}" ]; then` + "\n" +
-		`case $SSHRIG_OPERATION_ID in [!A-Za-z0-9]*|*[!A-Za-z0-9._:-]*) false ;; esac && [ "${#SSHRIG_OPERATION_ID}" -le 128 ] || { echo "sshrig: operation id $SSHRIG_OPERATION_ID is not valid (1 to 128 of A-Z a-z 0-9 . _ : -, the first a letter or digit)" >&2; exit 125; }` + "\n" +
+		`case $SSHRIG_OPERATION_ID in [!A-Za-z0-9]*|*[!A-Za-z0-9._:-]*|` + tooLongPattern + `) false ;; esac || { echo "sshrig: operation id $SSHRIG_OPERATION_ID is not valid (1 to 128 of A-Z a-z 0-9 . _ : -, the first a letter or digit)" >&2; exit 125; }` + "\n" +
 		`sshrig_claim=$sshrig_ledger.op.$sshrig_id.$SSHRIG_OPERATION_ID; set -C` + "\n" +
 		`if true 2>/dev/null >"$sshrig_claim"; then set +C` + "\n" +
 		`elif set +C; [ -f "$sshrig_claim" ]; then printf '%s dedup %s %s op=%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "$SSHRIG_OPERATION_ID" >>"$sshrig_ledger" || { echo "sshrig: cannot write dedup marker to $sshrig_ledger" >&2; exit 125; }; echo "` + DedupNotice + `$SSHRIG_OPERATION_ID; the work was not run again" >&2; exit 123` + "\n" +
@@ -102,6 +105,9 @@ const (
 		`[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }` + "\n" +
 		`printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger"` + "\n" +
 		`exit "$sshrig_rc"` + "\n"
+)
+
+const (
 	firstLinePrefix = "sshrig_id="
 	ledgerAssign    = " sshrig_ledger="
 	// operationAssign is what WithOperationID puts in front of a script.
@@ -182,7 +188,7 @@ func WrapPerHost(ledger, command string) (string, error) {
 //
 //	sshrig_id=ID sshrig_ledger='LEDGER'
 //	if [ -n "${SSHRIG_OPERATION_ID:-}" ]; then
-//	case $SSHRIG_OPERATION_ID in [!A-Za-z0-9]*|*[!A-Za-z0-9._:-]*) false ;; esac && [ "${#SSHRIG_OPERATION_ID}" -le 128 ] || { echo "sshrig: operation id $SSHRIG_OPERATION_ID is not valid (1 to 128 of A-Z a-z 0-9 . _ : -, the first a letter or digit)" >&2; exit 125; }
+//	case $SSHRIG_OPERATION_ID in [!A-Za-z0-9]*|*[!A-Za-z0-9._:-]*|TOOLONG) false ;; esac || { echo "sshrig: operation id $SSHRIG_OPERATION_ID is not valid (1 to 128 of A-Z a-z 0-9 . _ : -, the first a letter or digit)" >&2; exit 125; }
 //	sshrig_claim=$sshrig_ledger.op.$sshrig_id.$SSHRIG_OPERATION_ID; set -C
 //	if true 2>/dev/null >"$sshrig_claim"; then set +C
 //	elif set +C; [ -f "$sshrig_claim" ]; then printf '%s dedup %s %s op=%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "$SSHRIG_OPERATION_ID" >>"$sshrig_ledger" || { echo "sshrig: cannot write dedup marker to $sshrig_ledger" >&2; exit 125; }; echo "sshrig: operation already started: $SSHRIG_OPERATION_ID; the work was not run again" >&2; exit 123
@@ -199,7 +205,8 @@ func WrapPerHost(ledger, command string) (string, error) {
 //	exit "$sshrig_rc"
 //
 // ID needs no quoting (see [ValidID]); LEDGER is single-quoted, so any path
-// works; COMMAND is inserted verbatim.
+// works; COMMAND is inserted verbatim; TOOLONG stands for 129 "?" and a "*"
+// (an operation id longer than MaxIDLen).
 //
 // Wrap returns an error for an invalid id, an empty ledger path, a ledger
 // path containing a newline or NUL byte, a command containing a NUL byte
