@@ -7,7 +7,8 @@
 // not evidence of what happened remotely; the ledger is. A start marker
 // proves the work was about to begin, a complete marker proves it ended and
 // records its exit code, and several start markers for one id prove the
-// command ran more than once (a blind retry).
+// command ran more than once (a blind retry); a dedup marker proves a
+// command sent again with its operation id did not run the work again.
 //
 // # Wrapping
 //
@@ -29,9 +30,11 @@
 // A ledger is a sequence of lines, each terminated by a newline (the last
 // one may lack it, for example after a partial write):
 //
-//	line     = start | complete
-//	start    = id SP "start" SP seconds SP pid
+//	line     = start | complete | dedup
+//	start    = id SP "start" SP seconds SP pid [SP op]
 //	complete = id SP "complete" SP exitcode SP seconds SP pid
+//	dedup    = id SP "dedup" SP seconds SP pid SP op
+//	op       = "op=" id     ; the operation id the run was given
 //	id       = 1 to 128 of [A-Za-z0-9._:-], the first a letter or digit
 //	seconds  = decimal Unix time in seconds, 0 to 253402300799 (year 9999),
 //	           or "-" (NoClock) where the writing shell has no clock
@@ -46,6 +49,23 @@
 // would cost two processes per command. The pid is
 // that of the shell running the wrapper script, so a start and a complete
 // marker from the same run carry the same pid.
+//
+// A ledger written before operation ids existed is read as it always was:
+// the op field is optional and last, so a reader that takes a start marker's
+// fourth field for its pid still does.
+//
+// # Operation ids
+//
+// A tool that lost its connection after sending a command cannot know
+// whether the command ran; sending it again may run it twice. So a tool may
+// give the wrapped script an operation id ([OperationIDEnv], set in front of
+// the script by [WithOperationID]), the same each time it sends that
+// operation's command. The script claims the id before its start marker,
+// atomically, and records it there (op=); a run given an id already claimed
+// for its marker id runs nothing, appends a dedup marker instead, says so on
+// stderr ([DedupNotice]) and exits with [ExitDeduplicated]. The ledger then
+// shows one start and one dedup per resend: the work ran once. A run
+// without an operation id behaves exactly as before.
 //
 // A command one tool runs on many hosts at once (a fleet) is the same on
 // every host: [WrapPerHost] wraps it so that its markers carry the id each

@@ -58,7 +58,14 @@ func ExampleWrap() {
 	fmt.Print(script)
 	// Output:
 	// sshrig_id=case-7 sshrig_ledger='/var/tmp/rig'\''s ledger'
-	// printf '%s start %s %s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
+	// if [ -n "${SSHRIG_OPERATION_ID:-}" ]; then
+	// case $SSHRIG_OPERATION_ID in [!A-Za-z0-9]*|*[!A-Za-z0-9._:-]*|?????????????????????????????????????????????????????????????????????????????????????????????????????????????????????????????????*) false ;; esac || { echo "sshrig: operation id $SSHRIG_OPERATION_ID is not valid (1 to 128 of A-Z a-z 0-9 . _ : -, the first a letter or digit)" >&2; exit 125; }
+	// sshrig_claim=$sshrig_ledger.op.$sshrig_id.$SSHRIG_OPERATION_ID; set -C
+	// if true 2>/dev/null >"$sshrig_claim"; then set +C
+	// elif set +C; [ -f "$sshrig_claim" ]; then printf '%s dedup %s %s op=%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "$SSHRIG_OPERATION_ID" >>"$sshrig_ledger" || { echo "sshrig: cannot write dedup marker to $sshrig_ledger" >&2; exit 125; }; echo "sshrig: operation already started: $SSHRIG_OPERATION_ID; the work was not run again" >&2; exit 123
+	// else echo "sshrig: cannot claim operation $SSHRIG_OPERATION_ID at $sshrig_claim" >&2; exit 125; fi
+	// fi
+	// printf '%s start %s %s%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "${SSHRIG_OPERATION_ID:+ op=$SSHRIG_OPERATION_ID}" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
 	// [ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 	// (
 	// echo hello
@@ -99,6 +106,6 @@ func ExampleLedger_Summary() {
 	// Output:
 	// starts: 2, completes: 1, exit code: 0, pids: [4100 4200]
 	// first start: 2023-11-14 22:13:20 UTC
-	// ledger line 4: unknown event "sta" (want start or complete): "case-4 sta"
+	// ledger line 4: unknown event "sta" (want start, complete or dedup): "case-4 sta"
 	// case-3
 }

@@ -34,6 +34,8 @@ func FuzzParse(f *testing.F) {
 		strings.Repeat("a", 128) + " start 1 2\n" + strings.Repeat("a", 129) + " start 1 2\n",
 		"retried start 100 500\nretried start 110 510\nretried complete 3 120 510\n",
 		"dash start - 500\ndash complete 0 - 500\na start -- 1\n",
+		"once start 100 500 op=op-1\nonce complete 0 101 500\nonce dedup 102 510 op=op-1\n",
+		"a start 1 2 op=\na start 1 2 op=x y\na dedup 1 2\na dedup 1 2 op=-x\na complete 0 1 2 op=x\n",
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -79,8 +81,17 @@ func checkLedgerInvariants(t *testing.T, input []byte, ledger *Ledger) {
 		if err := ValidID(e.ID); err != nil {
 			t.Fatalf("entry with invalid id: %v", err)
 		}
-		if e.PID < 1 || e.ExitCode < 0 || e.ExitCode > 255 || (e.Kind == Start && e.ExitCode != 0) || (!e.Time.IsZero() && (e.Time.Unix() < 0 || e.Time.Location().String() != "UTC")) {
+		if e.PID < 1 || e.ExitCode < 0 || e.ExitCode > 255 || (e.Kind != Complete && e.ExitCode != 0) || (!e.Time.IsZero() && (e.Time.Unix() < 0 || e.Time.Location().String() != "UTC")) {
 			t.Fatalf("entry out of range: %+v", e)
+		}
+		// A dedup marker always names its operation, a complete marker never.
+		if (e.Kind == Dedup) != (e.OperationID != "" && e.Kind != Start) {
+			t.Fatalf("entry with an operation id where its kind takes none, or without one where it must: %+v", e)
+		}
+		if e.OperationID != "" {
+			if err := ValidID(e.OperationID); err != nil {
+				t.Fatalf("entry with invalid operation id: %v", err)
+			}
 		}
 	}
 	previous = 0
@@ -110,12 +121,17 @@ func checkLedgerInvariants(t *testing.T, input []byte, ledger *Ledger) {
 	if len(ids) != len(summaries) {
 		t.Fatalf("%d ids but %d summaries", len(ids), len(summaries))
 	}
-	starts, completes := 0, 0
+	starts, completes, dedups := 0, 0, 0
 	for _, e := range ledger.Entries {
-		if e.Kind == Start {
+		switch e.Kind {
+		case Start:
 			starts++
-		} else {
+		case Complete:
 			completes++
+		case Dedup:
+			dedups++
+		default:
+			t.Fatalf("entry of unknown kind: %+v", e)
 		}
 	}
 	for _, id := range ids {
@@ -123,27 +139,42 @@ func checkLedgerInvariants(t *testing.T, input []byte, ledger *Ledger) {
 		if !reflect.DeepEqual(s, summaries[id]) {
 			t.Fatalf("Summary(%q) and Summaries()[%q] differ", id, id)
 		}
-		if s.Starts+s.Completes == 0 || len(s.PIDs) == 0 || (s.Completes > 0) != (s.ExitCode != nil) {
+		if s.Starts+s.Completes+s.Dedups == 0 || len(s.PIDs) == 0 || (s.Completes > 0) != (s.ExitCode != nil) {
 			t.Fatalf("inconsistent summary for an id that appears: %+v", s)
 		}
 		starts -= s.Starts
 		completes -= s.Completes
+		dedups -= s.Dedups
 	}
-	if starts != 0 || completes != 0 {
-		t.Fatalf("summaries do not add up to the entries (off by %d starts, %d completes)", starts, completes)
+	if starts != 0 || completes != 0 || dedups != 0 {
+		t.Fatalf("summaries do not add up to the entries (off by %d starts, %d completes, %d dedups)", starts, completes, dedups)
 	}
 }
 
 func FuzzWrapUnwrap(f *testing.F) {
-	f.Add("case-1", "/tmp/ledger", "echo hi")
-	f.Add("c:2.x_y-z", "/tmp/it's a 'ledger'", "set -e\nfalse\necho no # comment")
-	f.Add("a", "'", "cat <<'EOF'\n)\nEOF\n")
-	f.Add("b", `'\''`, "true"+scriptEnd)
-	f.Add("b", "l", scriptMiddle+"x")
-	f.Add("", "", "")
-	f.Fuzz(func(t *testing.T, id, ledger, command string) {
+	f.Add("case-1", "/tmp/ledger", "echo hi", "")
+	f.Add("c:2.x_y-z", "/tmp/it's a 'ledger'", "set -e\nfalse\necho no # comment", "op-1")
+	f.Add("a", "'", "cat <<'EOF'\n)\nEOF\n", "")
+	f.Add("b", `'\''`, "true"+scriptEnd, "x")
+	f.Add("b", "l", scriptMiddle+"x", "")
+	f.Add("c", "l", "true", "a b")
+	f.Add("", "", "", "")
+	f.Fuzz(func(t *testing.T, id, ledger, command, op string) {
 		script, err := Wrap(id, ledger, command)
 		if err != nil {
+			return
+		}
+		if op != "" {
+			withOp, err := WithOperationID(script, op)
+			if (err == nil) != (ValidID(op) == nil) {
+				t.Fatalf("WithOperationID(…, %q) = %v, but ValidID says %v", op, err, ValidID(op))
+			}
+			if err != nil {
+				return
+			}
+			if spec, ok := Unwrap(withOp); !ok || spec != (Spec{ID: id, Ledger: ledger, Command: command, OperationID: op}) {
+				t.Fatalf("Unwrap(WithOperationID(Wrap(%q, %q, %q), %q)) = %+v, %v", id, ledger, command, op, spec, ok)
+			}
 			return
 		}
 		spec, ok := Unwrap(script)
@@ -167,6 +198,10 @@ func FuzzUnwrap(f *testing.F) {
 	f.Add(strings.TrimSuffix(good, "\n"))
 	perHost, _ := WrapPerHost("/tmp/ledger", "echo hi")
 	f.Add(perHost)
+	withOp, _ := WithOperationID(good, "op-1")
+	f.Add(withOp)
+	f.Add("SSHRIG_OPERATION_ID=op-1 " + withOp)
+	f.Add("SSHRIG_OPERATION_ID= " + good)
 	f.Fuzz(func(t *testing.T, script string) {
 		spec, ok := Unwrap(script)
 		if !ok {
@@ -179,6 +214,9 @@ func FuzzUnwrap(f *testing.F) {
 		again, err := Wrap(spec.ID, spec.Ledger, spec.Command)
 		if spec.PerHost {
 			again, err = WrapPerHost(spec.Ledger, spec.Command)
+		}
+		if err == nil && spec.OperationID != "" {
+			again, err = WithOperationID(again, spec.OperationID)
 		}
 		if err != nil || again != script {
 			t.Fatalf("Unwrap accepted %q as %+v, but Wrap gives %q, %v", script, spec, again, err)

@@ -20,6 +20,9 @@ const (
 	Start Kind = iota + 1
 	// Complete is written after the work ended, with its exit code.
 	Complete
+	// Dedup is written instead of Start by a run given an operation id
+	// whose work an earlier run already started: this run did not run it.
+	Dedup
 )
 
 func (k Kind) String() string {
@@ -28,6 +31,8 @@ func (k Kind) String() string {
 		return "start"
 	case Complete:
 		return "complete"
+	case Dedup:
+		return "dedup"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -61,7 +66,15 @@ type Entry struct {
 	// Time when the marker has NoClock in its place.
 	Time time.Time
 	PID  int // of the shell that ran the wrapper script
+	// OperationID is the operation id the run was given (OperationIDEnv):
+	// always set for Dedup, optional for Start, never for Complete.
+	OperationID string
 }
+
+// operationField is how a marker carries its operation id: one more field,
+// last, so that readers of the older grammar (awk's $4 is the pid) read a
+// start marker as they always did.
+const operationField = "op="
 
 // String returns the entry as the ledger line the wrapper writes, without
 // the newline. For an entry produced by Parse it is exactly the line read.
@@ -69,7 +82,11 @@ func (e Entry) String() string {
 	if e.Kind == Complete {
 		return fmt.Sprintf("%s complete %d %s %d", e.ID, e.ExitCode, e.seconds(), e.PID)
 	}
-	return fmt.Sprintf("%s %s %s %d", e.ID, e.Kind, e.seconds(), e.PID)
+	line := fmt.Sprintf("%s %s %s %d", e.ID, e.Kind, e.seconds(), e.PID)
+	if e.OperationID != "" {
+		line += " " + operationField + e.OperationID
+	}
+	return line
 }
 
 func (e Entry) seconds() string {
@@ -193,23 +210,43 @@ func parseLine(line string) (Entry, string) {
 		return Entry{}, fmt.Sprintf("want at least 2 fields (id and event), got %d", len(fields))
 	}
 	var entry Entry
-	var wantFields int
+	// hasOp: the line's last field is its operation id; want: how many
+	// fields its event takes.
+	var hasOp bool
+	var want string
 	switch fields[1] {
 	case "start":
-		entry.Kind, wantFields = Start, 4
-	case "complete":
-		entry.Kind, wantFields = Complete, 5
+		entry.Kind, want, hasOp = Start, "4 or 5", len(fields) == 5
+		if len(fields) != 4 && len(fields) != 5 {
+			return Entry{}, fmt.Sprintf("want %s fields for %s, got %d", want, entry.Kind, len(fields))
+		}
+	case "complete", "dedup":
+		entry.Kind, want = Complete, "5"
+		if fields[1] == "dedup" {
+			entry.Kind, hasOp = Dedup, true
+		}
+		if len(fields) != 5 {
+			return Entry{}, fmt.Sprintf("want %s fields for %s, got %d", want, entry.Kind, len(fields))
+		}
 	default:
-		return Entry{}, fmt.Sprintf("unknown event %s (want start or complete)", quoteForMessage(fields[1]))
-	}
-	if len(fields) != wantFields {
-		return Entry{}, fmt.Sprintf("want %d fields for %s, got %d", wantFields, entry.Kind, len(fields))
+		return Entry{}, fmt.Sprintf("unknown event %s (want start, complete or dedup)", quoteForMessage(fields[1]))
 	}
 	if problem := idProblem(fields[0]); problem != "" {
 		return Entry{}, "invalid id: " + problem
 	}
 	entry.ID = fields[0]
 	numbers := fields[2:]
+	if hasOp {
+		op, ok := strings.CutPrefix(fields[4], operationField)
+		if !ok {
+			return Entry{}, fmt.Sprintf("field 5 of %s is %s, want %s and an operation id", entry.Kind, quoteForMessage(fields[4]), operationField)
+		}
+		if problem := idProblem(op); problem != "" {
+			return Entry{}, "invalid operation id: " + problem
+		}
+		entry.OperationID = op
+		numbers = numbers[:2] // seconds and pid
+	}
 	if entry.Kind == Complete {
 		code, problem := parseDecimal("exit code", numbers[0], 0, maxExitCode)
 		if problem != "" {
@@ -266,6 +303,9 @@ type Summary struct {
 	ID        string
 	Starts    int // more than one means the command ran more than once
 	Completes int
+	// Dedups counts runs that were given the operation id of work already
+	// started and did not run it.
+	Dedups int
 	// ExitCode is the exit code of the last complete marker, nil if there
 	// is none.
 	ExitCode *int
@@ -303,6 +343,8 @@ func (s *Summary) add(e Entry) {
 		code := e.ExitCode
 		s.ExitCode = &code
 		s.LastComplete = e.Time
+	case Dedup:
+		s.Dedups++
 	}
 	if !slices.Contains(s.PIDs, e.PID) {
 		s.PIDs = append(s.PIDs, e.PID)

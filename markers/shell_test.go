@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -48,13 +50,14 @@ func forEachShell(t *testing.T, test func(t *testing.T, argvFor func(script stri
 	}
 }
 
-// environWithoutGate is the test's environment with SSHRIG_GATE removed, so
-// that the tests behave the same when the test binary itself runs under the
-// rig (a stopped shell would hang them).
+// environWithoutGate is the test's environment with SSHRIG_GATE and
+// SSHRIG_OPERATION_ID removed, so that the tests behave the same when the
+// test binary itself runs under the rig (a stopped shell would hang them; an
+// operation id would de-duplicate their runs).
 func environWithoutGate() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, GateEnv+"=") {
+		if !strings.HasPrefix(kv, GateEnv+"=") && !strings.HasPrefix(kv, OperationIDEnv+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -352,6 +355,155 @@ func TestPerHostScript(t *testing.T) {
 		}
 		if after, _ := os.ReadFile(ledgerPath); !bytes.Equal(after, b) {
 			t.Errorf("the ledger changed without a host id:\n%s", after)
+		}
+	})
+}
+
+// TestOperationIDInRealShells: a run given an operation id runs the work
+// and records the id in its start marker; the same id again, set in front
+// of the script or in its environment, does not run the work but leaves a
+// dedup marker, says so on stderr and exits with ExitDeduplicated; another
+// id, or none, runs the work again. An id that is not valid, or a claim that
+// cannot be made, stops the script before anything is written.
+func TestOperationIDInRealShells(t *testing.T) {
+	forEachShell(t, func(t *testing.T, argvFor func(string) []string) {
+		t.Parallel()
+		dir := t.TempDir()
+		ledgerPath := filepath.Join(dir, "it's a ledger")
+		work := filepath.Join(dir, "work")
+		script, err := Wrap("case-1", ledgerPath, "echo ran >>"+singleQuote(work)+"; exit 3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefixed := func(op string) string {
+			s, err := WithOperationID(script, op)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		runs := []struct {
+			name     string
+			script   string
+			env      string // an extra NAME=value, or ""
+			wantCode int
+			wantRan  bool
+			wantLine string // the ledger line the run adds, with PID for its pid; "" for none
+		}{
+			{name: "first with op-1", script: prefixed("op-1"), wantCode: 3, wantRan: true, wantLine: "case-1 start T PID op=op-1"},
+			{name: "op-1 again", script: prefixed("op-1"), wantCode: ExitDeduplicated, wantLine: "case-1 dedup T PID op=op-1"},
+			{name: "op-1 in the environment", script: script, env: OperationIDEnv + "=op-1", wantCode: ExitDeduplicated, wantLine: "case-1 dedup T PID op=op-1"},
+			{name: "op-2", script: prefixed("op-2"), wantCode: 3, wantRan: true, wantLine: "case-1 start T PID op=op-2"},
+			{name: "no operation id", script: script, wantCode: 3, wantRan: true, wantLine: "case-1 start T PID"},
+			{name: "empty operation id", script: script, env: OperationIDEnv + "=", wantCode: 3, wantRan: true, wantLine: "case-1 start T PID"},
+			{name: "id with a space", script: script, env: OperationIDEnv + "=a b", wantCode: ExitNoLedger},
+			{name: "id with a quote", script: script, env: OperationIDEnv + "=a'b", wantCode: ExitNoLedger},
+			{name: "id starting with a dash", script: script, env: OperationIDEnv + "=-a", wantCode: ExitNoLedger},
+			{name: "id with a slash", script: script, env: OperationIDEnv + "=a/../b", wantCode: ExitNoLedger},
+			{name: "id of 129 characters", script: script, env: OperationIDEnv + "=" + strings.Repeat("o", 129), wantCode: ExitNoLedger},
+			{name: "id of 128 characters", script: script, env: OperationIDEnv + "=" + strings.Repeat("o", 128), wantCode: 3, wantRan: true, wantLine: "case-1 start T PID op=" + strings.Repeat("o", 128)},
+		}
+		ran := 0
+		for _, r := range runs {
+			before, _ := os.ReadFile(ledgerPath)
+			env := environWithoutGate()
+			if r.env != "" {
+				env = append(env, r.env)
+			}
+			run := runScript(t, argvFor(r.script), env)
+			if run.exitCode != r.wantCode {
+				t.Errorf("%s: exit code %d, want %d (stderr %q)", r.name, run.exitCode, r.wantCode, run.stderr)
+			}
+			if r.wantRan {
+				ran++
+			}
+			if b, _ := os.ReadFile(work); strings.Count(string(b), "ran\n") != ran {
+				t.Errorf("%s: the work ran %d times so far, want %d", r.name, strings.Count(string(b), "ran\n"), ran)
+			}
+			switch r.wantCode {
+			case ExitDeduplicated:
+				if want := DedupNotice + "op-1; the work was not run again\n"; run.stderr != want {
+					t.Errorf("%s: stderr %q, want %q", r.name, run.stderr, want)
+				}
+			case ExitNoLedger:
+				if !strings.Contains(run.stderr, "is not valid") {
+					t.Errorf("%s: stderr %q, want it to say the operation id is not valid", r.name, run.stderr)
+				}
+			}
+			after, _ := os.ReadFile(ledgerPath)
+			added := strings.TrimPrefix(string(after), string(before))
+			l := ParseBytes([]byte(added))
+			if len(l.Malformed) > 0 {
+				t.Fatalf("%s: malformed ledger lines %v", r.name, l.Malformed)
+			}
+			var first string
+			if len(l.Entries) > 0 {
+				e := l.Entries[0]
+				e.Time = time.Time{}
+				first = strings.Replace(strings.Replace(e.String(), " - ", " T ", 1), " "+strconv.Itoa(run.pid), " PID", 1)
+			}
+			if first != r.wantLine {
+				t.Errorf("%s: the run added %q to the ledger, want %q first", r.name, added, r.wantLine)
+			}
+		}
+	})
+}
+
+// TestOperationIDClaimedOnce runs many wrapped scripts with one operation id
+// at once: exactly one runs the work and every other one is de-duplicated.
+func TestOperationIDClaimedOnce(t *testing.T) {
+	const runs = 12
+	forEachShell(t, func(t *testing.T, argvFor func(string) []string) {
+		t.Parallel()
+		dir := t.TempDir()
+		ledgerPath := filepath.Join(dir, "ledger")
+		script, err := Wrap("case-1", ledgerPath, "echo ran >>"+singleQuote(filepath.Join(dir, "work")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if script, err = WithOperationID(script, "op-1"); err != nil {
+			t.Fatal(err)
+		}
+		codes := make([]int, runs)
+		var wg sync.WaitGroup
+		for i := range runs {
+			wg.Go(func() { codes[i] = runScript(t, argvFor(script), environWithoutGate()).exitCode })
+		}
+		wg.Wait()
+		b, _ := os.ReadFile(ledgerPath)
+		s := ParseBytes(b).Summary("case-1")
+		work, _ := os.ReadFile(filepath.Join(dir, "work"))
+		if s.Starts != 1 || s.Completes != 1 || s.Dedups != runs-1 || string(work) != "ran\n" {
+			t.Errorf("ledger %s, work %q; want one start, one complete, %d dedups and the work run once", describeSummary(s), work, runs-1)
+		}
+		if slices.Sort(codes); codes[0] != 0 || codes[1] != ExitDeduplicated || codes[runs-1] != ExitDeduplicated {
+			t.Errorf("exit codes %v, want one 0 and %d of %d", codes, runs-1, ExitDeduplicated)
+		}
+	})
+}
+
+// TestOperationClaimImpossible: where the claim cannot be made (its path is
+// taken by a directory) the script does no work and writes nothing.
+func TestOperationClaimImpossible(t *testing.T) {
+	forEachShell(t, func(t *testing.T, argvFor func(string) []string) {
+		dir := t.TempDir()
+		ledgerPath := filepath.Join(dir, "ledger")
+		if err := os.Mkdir(ledgerPath+".op.case-1.op-1", 0o700); err != nil {
+			t.Fatal(err)
+		}
+		script, err := Wrap("case-1", ledgerPath, "echo ran")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if script, err = WithOperationID(script, "op-1"); err != nil {
+			t.Fatal(err)
+		}
+		run := runScript(t, argvFor(script), environWithoutGate())
+		if run.exitCode != ExitNoLedger || run.stdout != "" || !strings.Contains(run.stderr, "cannot claim operation op-1") {
+			t.Errorf("exit %d, stdout %q, stderr %q; want %d, nothing, and why", run.exitCode, run.stdout, run.stderr, ExitNoLedger)
+		}
+		if _, err := os.Stat(ledgerPath); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the ledger was written: %v", err)
 		}
 	})
 }

@@ -39,6 +39,31 @@ const (
 	GateDone  = "done"  // after the work, before the complete marker
 )
 
+// ExitDeduplicated is the exit code of a wrapped script given an operation
+// id (OperationIDEnv) whose work an earlier run of the same marker id already
+// started: it wrote a dedup marker instead of a start marker and did not run
+// the work. Its stderr says so in one line (DedupNotice). 123 sits beside
+// ExitNoLedger among the codes a wrapper keeps for itself, away from the
+// codes a command commonly exits with.
+const ExitDeduplicated = 123
+
+// DedupNotice begins the line a de-duplicated run writes on stderr, followed
+// by the operation id and the rest of the sentence: what a tool that re-sent
+// the command reads to learn that the work was not run again.
+const DedupNotice = "sshrig: operation already started: "
+
+// OperationIDEnv names the operation id a tool gives a wrapped script: a
+// shell variable the script reads, set by the tool in front of the script
+// (WithOperationID) or in its environment. A run given an operation id
+// claims it before its start marker, atomically (the shell's noclobber
+// creates the claim file with O_EXCL), and records it in the start marker;
+// a run given an id already claimed for its marker id writes a dedup marker
+// and exits with ExitDeduplicated instead of running the work. So a tool
+// that lost its connection may re-send the same command with the same id:
+// the work runs at most once. An id that is not valid (ValidID) stops the
+// script before it writes anything, with ExitNoLedger.
+const OperationIDEnv = "SSHRIG_OPERATION_ID"
+
 // The fixed parts of a wrapped script. The command goes between scriptMiddle
 // and scriptEnd, on its own lines, inside a subshell: the command's own exit,
 // set -e or trailing "# comment" then only ends the subshell, and the
@@ -52,8 +77,27 @@ const (
 // later, busybox ash), or is [NoClock] where the shell has none (dash,
 // Debian's /bin/sh): asking date would cost two processes per command, more
 // than the rest of the wrapper and of the rig's own work on a case together.
-const (
-	scriptMiddle = `printf '%s start %s %s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }` + "\n" +
+//
+// The operation id costs a script without one a single test. With one, the
+// claim is a redirection under set -C (noclobber: O_CREAT|O_EXCL in dash,
+// bash and busybox ash) of the builtin true, a regular builtin, so that a
+// failing redirection is a status, not the end of the shell; set -C is
+// undone before anything else runs. Only when the claim fails does the
+// script look whether the claim file is there: then the work was claimed
+// before (a dedup), otherwise it cannot claim at all and does no work.
+// Its length check is a pattern, not ${#…}: "{#" opens a comment to
+// templating tools that pass commands through Jinja2 (Ansible's -a).
+var (
+	tooLongPattern  = strings.Repeat("?", MaxIDLen+1) + "*"
+	scriptOperation = `if [ -n "${SSHRIG_OPERATION_ID:-}" ]; then` + "\n" +
+		`case $SSHRIG_OPERATION_ID in [!A-Za-z0-9]*|*[!A-Za-z0-9._:-]*|` + tooLongPattern + `) false ;; esac || { echo "sshrig: operation id $SSHRIG_OPERATION_ID is not valid (1 to 128 of A-Z a-z 0-9 . _ : -, the first a letter or digit)" >&2; exit 125; }` + "\n" +
+		`sshrig_claim=$sshrig_ledger.op.$sshrig_id.$SSHRIG_OPERATION_ID; set -C` + "\n" +
+		`if true 2>/dev/null >"$sshrig_claim"; then set +C` + "\n" +
+		`elif set +C; [ -f "$sshrig_claim" ]; then printf '%s dedup %s %s op=%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "$SSHRIG_OPERATION_ID" >>"$sshrig_ledger" || { echo "sshrig: cannot write dedup marker to $sshrig_ledger" >&2; exit 125; }; echo "` + DedupNotice + `$SSHRIG_OPERATION_ID; the work was not run again" >&2; exit 123` + "\n" +
+		`else echo "sshrig: cannot claim operation $SSHRIG_OPERATION_ID at $sshrig_claim" >&2; exit 125; fi` + "\n" +
+		"fi\n"
+	scriptMiddle = scriptOperation +
+		`printf '%s start %s %s%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "${SSHRIG_OPERATION_ID:+ op=$SSHRIG_OPERATION_ID}" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }` + "\n" +
 		`[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }` + "\n" +
 		"(\n"
 	scriptEnd = "\n)\n" +
@@ -61,8 +105,13 @@ const (
 		`[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'done %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }` + "\n" +
 		`printf '%s complete %s %s %s\n' "$sshrig_id" "$sshrig_rc" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger"` + "\n" +
 		`exit "$sshrig_rc"` + "\n"
+)
+
+const (
 	firstLinePrefix = "sshrig_id="
 	ledgerAssign    = " sshrig_ledger="
+	// operationAssign is what WithOperationID puts in front of a script.
+	operationAssign = OperationIDEnv + "="
 )
 
 // Spec is what a wrapped script is made of: the marker id, the ledger path
@@ -75,6 +124,29 @@ type Spec struct {
 	// runs (WrapPerHost), so one script run on many hosts marks each
 	// host's run with that host's id.
 	PerHost bool
+	// OperationID is the operation id a tool set in front of the script
+	// (WithOperationID); "" when it set none there (it may still give one
+	// in the script's environment, which only the markers then show).
+	OperationID string
+}
+
+// WithOperationID returns script, a script made by Wrap or WrapPerHost, with
+// the operation id op set in front of it, as a tool sends it when it wants
+// the remote side to run the work at most once however often it sends the
+// command (OperationIDEnv):
+//
+//	SSHRIG_OPERATION_ID=OP sshrig_id=ID sshrig_ledger='LEDGER'
+//	...
+//
+// The first line stays a line of assignments, so the script is still one a
+// POSIX shell runs as it is. op must be a valid id (ValidID); a tool makes
+// it before anything leaves, one per operation, and sends the same one each
+// time it sends that operation's command.
+func WithOperationID(script, op string) (string, error) {
+	if problem := idProblem(op); problem != "" {
+		return "", fmt.Errorf("markers: operation id %s: %s", quoteForMessage(op), problem)
+	}
+	return operationAssign + op + " " + script, nil
 }
 
 // HostIDEnv is the environment variable a per-host script (WrapPerHost)
@@ -103,7 +175,10 @@ func WrapPerHost(ledger, command string) (string, error) {
 
 // Wrap returns a script for /bin/sh -c that appends "ID start SECONDS PID"
 // to ledger, runs command, appends "ID complete EXITCODE SECONDS PID" and
-// exits with command's exit code. SECONDS is the shell's EPOCHSECONDS, or
+// exits with command's exit code. Given an operation id (OperationIDEnv) the
+// start marker ends in " op=OP", and a run whose operation id was claimed
+// before appends "ID dedup SECONDS PID op=OP" instead and exits with
+// [ExitDeduplicated] without running command. SECONDS is the shell's EPOCHSECONDS, or
 // [NoClock] in a shell without it; the script starts no process of its own
 // besides the subshell the command runs in. If the start marker cannot be written, the
 // script prints a message on stderr and exits with [ExitNoLedger] without
@@ -112,7 +187,14 @@ func WrapPerHost(ledger, command string) (string, error) {
 // The script has exactly this shape, every line ending in a newline:
 //
 //	sshrig_id=ID sshrig_ledger='LEDGER'
-//	printf '%s start %s %s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
+//	if [ -n "${SSHRIG_OPERATION_ID:-}" ]; then
+//	case $SSHRIG_OPERATION_ID in [!A-Za-z0-9]*|*[!A-Za-z0-9._:-]*|TOOLONG) false ;; esac || { echo "sshrig: operation id $SSHRIG_OPERATION_ID is not valid (1 to 128 of A-Z a-z 0-9 . _ : -, the first a letter or digit)" >&2; exit 125; }
+//	sshrig_claim=$sshrig_ledger.op.$sshrig_id.$SSHRIG_OPERATION_ID; set -C
+//	if true 2>/dev/null >"$sshrig_claim"; then set +C
+//	elif set +C; [ -f "$sshrig_claim" ]; then printf '%s dedup %s %s op=%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "$SSHRIG_OPERATION_ID" >>"$sshrig_ledger" || { echo "sshrig: cannot write dedup marker to $sshrig_ledger" >&2; exit 125; }; echo "sshrig: operation already started: $SSHRIG_OPERATION_ID; the work was not run again" >&2; exit 123
+//	else echo "sshrig: cannot claim operation $SSHRIG_OPERATION_ID at $sshrig_claim" >&2; exit 125; fi
+//	fi
+//	printf '%s start %s %s%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "${SSHRIG_OPERATION_ID:+ op=$SSHRIG_OPERATION_ID}" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
 //	[ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 //	(
 //	COMMAND
@@ -123,7 +205,8 @@ func WrapPerHost(ledger, command string) (string, error) {
 //	exit "$sshrig_rc"
 //
 // ID needs no quoting (see [ValidID]); LEDGER is single-quoted, so any path
-// works; COMMAND is inserted verbatim.
+// works; COMMAND is inserted verbatim; TOOLONG stands for 129 "?" and a "*"
+// (an operation id longer than MaxIDLen).
 //
 // Wrap returns an error for an invalid id, an empty ledger path, a ledger
 // path containing a newline or NUL byte, a command containing a NUL byte
@@ -190,11 +273,27 @@ func singleQuote(s string) string {
 // rig's one shell-quoting helper.
 func Quote(s string) string { return singleQuote(s) }
 
-// Unwrap recognises a script produced by [Wrap] and returns its parts. It
-// returns false for anything else, including scripts that differ from Wrap's
-// output only in whitespace. For every input Wrap accepts,
-// Unwrap(Wrap(id, ledger, command)) returns Spec{id, ledger, command}, true.
+// Unwrap recognises a script produced by [Wrap] or [WrapPerHost], with or
+// without an operation id set in front of it by [WithOperationID], and
+// returns its parts. It returns false for anything else, including scripts
+// that differ from such output only in whitespace. For every input Wrap
+// accepts, Unwrap(Wrap(id, ledger, command)) returns Spec{id, ledger,
+// command}, true, and with WithOperationID(…, op) around it, the same Spec
+// with OperationID op.
 func Unwrap(script string) (Spec, bool) {
+	if rest, ok := strings.CutPrefix(script, operationAssign); ok {
+		// Operation ids contain no spaces, so the first space ends it.
+		op, wrapped, ok := strings.Cut(rest, " ")
+		if !ok || idProblem(op) != "" || strings.HasPrefix(wrapped, operationAssign) {
+			return Spec{}, false
+		}
+		spec, ok := Unwrap(wrapped)
+		if !ok {
+			return Spec{}, false
+		}
+		spec.OperationID = op
+		return spec, true
+	}
 	firstLine, rest, ok := strings.Cut(script, "\n")
 	if !ok {
 		return Spec{}, false

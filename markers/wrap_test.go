@@ -9,7 +9,14 @@ import (
 // briefShape is the script shape the rig relies on, copied from the design,
 // with ID, LEDGER and COMMAND as placeholders.
 const briefShape = `sshrig_id=ID sshrig_ledger='LEDGER'
-printf '%s start %s %s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
+if [ -n "${SSHRIG_OPERATION_ID:-}" ]; then
+case $SSHRIG_OPERATION_ID in [!A-Za-z0-9]*|*[!A-Za-z0-9._:-]*|?????????????????????????????????????????????????????????????????????????????????????????????????????????????????????????????????*) false ;; esac || { echo "sshrig: operation id $SSHRIG_OPERATION_ID is not valid (1 to 128 of A-Z a-z 0-9 . _ : -, the first a letter or digit)" >&2; exit 125; }
+sshrig_claim=$sshrig_ledger.op.$sshrig_id.$SSHRIG_OPERATION_ID; set -C
+if true 2>/dev/null >"$sshrig_claim"; then set +C
+elif set +C; [ -f "$sshrig_claim" ]; then printf '%s dedup %s %s op=%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "$SSHRIG_OPERATION_ID" >>"$sshrig_ledger" || { echo "sshrig: cannot write dedup marker to $sshrig_ledger" >&2; exit 125; }; echo "sshrig: operation already started: $SSHRIG_OPERATION_ID; the work was not run again" >&2; exit 123
+else echo "sshrig: cannot claim operation $SSHRIG_OPERATION_ID at $sshrig_claim" >&2; exit 125; fi
+fi
+printf '%s start %s %s%s\n' "$sshrig_id" "${EPOCHSECONDS:--}" "$$" "${SSHRIG_OPERATION_ID:+ op=$SSHRIG_OPERATION_ID}" >>"$sshrig_ledger" || { echo "sshrig: cannot write start marker to $sshrig_ledger" >&2; exit 125; }
 [ ! -p "${SSHRIG_GATE:-}" ] || { printf 'start %s %s\n' "$sshrig_id" "$$" >"$SSHRIG_GATE" && read -r sshrig_go <"$SSHRIG_GATE.go"; }
 (
 COMMAND
@@ -38,7 +45,7 @@ func TestWrapShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := strings.NewReplacer("ID", tt.id, "LEDGER", tt.wantQuotedLedger, "COMMAND", tt.command).Replace(briefShape)
+			want := strings.NewReplacer("sshrig_id=ID ", "sshrig_id="+tt.id+" ", "LEDGER", tt.wantQuotedLedger, "COMMAND", tt.command).Replace(briefShape)
 			if got != want {
 				t.Fatalf("Wrap(%q, %q, %q) =\n%s\nwant\n%s", tt.id, tt.ledger, tt.command, got, want)
 			}
@@ -56,6 +63,15 @@ func TestExitNoLedgerMatchesScript(t *testing.T) {
 	}
 	if want := `"${` + GateEnv + `:-}"`; strings.Count(script, want) != 2 {
 		t.Fatalf("script does not test %s twice:\n%s", GateEnv, script)
+	}
+	if want := "exit " + strconv.Itoa(ExitDeduplicated) + "\n"; !strings.Contains(script, want) {
+		t.Fatalf("script does not contain %q:\n%s", want, script)
+	}
+	if want := `echo "` + DedupNotice + `$` + OperationIDEnv + `;`; !strings.Contains(script, want) {
+		t.Fatalf("script does not contain %q:\n%s", want, script)
+	}
+	if want := strconv.Itoa(MaxIDLen) + " of A-Z"; !strings.Contains(script, want) || !strings.Contains(script, "|"+strings.Repeat("?", MaxIDLen+1)+"*)") || strings.Contains(script, "{#") {
+		t.Fatalf("script does not limit operation ids to %d characters:\n%s", MaxIDLen, script)
 	}
 }
 
@@ -104,11 +120,18 @@ func TestUnwrapRoundTrip(t *testing.T) {
 		{ID: "c", Ledger: " ", Command: "true" + scriptEnd + "echo more"},
 		{ID: "d", Ledger: `'\''`, Command: scriptMiddle + "true"},
 		{PerHost: true, Ledger: "/tmp/l", Command: "echo 'x'"},
+		{ID: "e", Ledger: "l", Command: "true", OperationID: "op-7f3a.1:x_y"},
+		{PerHost: true, Ledger: "l", Command: "true", OperationID: "o"},
+		// A command that sets an operation id of its own is just a command.
+		{ID: "f", Ledger: "l", Command: OperationIDEnv + "=x true"},
 	}
 	for _, spec := range specs {
 		script, err := Wrap(spec.ID, spec.Ledger, spec.Command)
 		if spec.PerHost {
 			script, err = WrapPerHost(spec.Ledger, spec.Command)
+		}
+		if err == nil && spec.OperationID != "" {
+			script, err = WithOperationID(script, spec.OperationID)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -146,6 +169,15 @@ func TestUnwrapRejects(t *testing.T) {
 		{name: "NUL in command", script: strings.Replace(good, "echo hi", "echo \x00", 1)},
 		{name: "prefix and suffix overlap", script: "sshrig_id=a sshrig_ledger='l'\n" + scriptMiddle[:len(scriptMiddle)-1] + scriptEnd},
 		{name: "truncated", script: good[:len(good)/2]},
+		{name: "operation id without a script", script: "SSHRIG_OPERATION_ID=op-1"},
+		{name: "operation id in front of a plain command", script: "SSHRIG_OPERATION_ID=op-1 echo hi"},
+		{name: "empty operation id", script: "SSHRIG_OPERATION_ID= " + good},
+		{name: "quoted operation id", script: "SSHRIG_OPERATION_ID='op-1' " + good},
+		{name: "operation id with a dollar", script: "SSHRIG_OPERATION_ID=op$1 " + good},
+		{name: "two spaces after the operation id", script: "SSHRIG_OPERATION_ID=op-1  " + good},
+		{name: "two operation ids", script: "SSHRIG_OPERATION_ID=a SSHRIG_OPERATION_ID=b " + good},
+		{name: "operation id on a line of its own", script: "SSHRIG_OPERATION_ID=op-1\n" + good},
+		{name: "operation id after the marker id", script: strings.Replace(good, "sshrig_id=case-1 ", "sshrig_id=case-1 SSHRIG_OPERATION_ID=op-1 ", 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,5 +185,17 @@ func TestUnwrapRejects(t *testing.T) {
 				t.Fatalf("Unwrap accepted %q as %+v", tt.script, spec)
 			}
 		})
+	}
+}
+
+func TestWithOperationIDRejects(t *testing.T) {
+	good, err := Wrap("case-1", "l", "true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"", "a b", "-a", "a'b", "a\nb", strings.Repeat("o", MaxIDLen+1)} {
+		if script, err := WithOperationID(good, op); err == nil || !strings.HasPrefix(err.Error(), "markers: operation id ") {
+			t.Errorf("WithOperationID(%q) = %q, %v; want an error about the operation id", op, script, err)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sshrig/sshrig/markers"
@@ -69,6 +70,12 @@ type Execution struct {
 	// Nested is Process.Nested: the server's exit code and signal are a
 	// wrapper's. OutputCaptured is Process.OutputCaptured.
 	Nested, OutputCaptured bool
+	// OperationID is the operation id the run was given, as its start or
+	// dedup marker records it ("" for none). Deduplicated: the run found
+	// its operation id already claimed, wrote a dedup marker and did not
+	// run the work (its Ledger state is then "").
+	OperationID  string
+	Deduplicated bool
 }
 
 // Truth is the established remote state for one marker id.
@@ -78,6 +85,9 @@ type Truth struct {
 	ExitCode  *int // for Completed
 	Starts    int  // start markers: more than one means it ran more than once
 	Completes int
+	// Dedups counts dedup markers: runs given the operation id of work
+	// already started, which did not run it again.
+	Dedups int
 	// Executions lists each run in order of its start marker, then runs the
 	// server saw that left no marker.
 	Executions []Execution
@@ -92,13 +102,14 @@ type TruthReport struct {
 	State        State  `json:"state"`
 	Starts       int    `json:"starts"`
 	Completes    int    `json:"completes"`
+	Dedups       int    `json:"dedups,omitempty"`
 	ExitCode     *int   `json:"exit_code"`
 	Disagreement string `json:"disagreement,omitempty"`
 }
 
 // Report is t as reports hold it.
 func (t Truth) Report() *TruthReport {
-	return &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
+	return &TruthReport{State: t.State, Starts: t.Starts, Completes: t.Completes, Dedups: t.Dedups, ExitCode: t.ExitCode, Disagreement: t.Disagreement}
 }
 
 // OutputCaptured reports whether a run of the wrapped command had its output
@@ -110,6 +121,22 @@ func (t Truth) OutputCaptured() bool {
 		}
 	}
 	return false
+}
+
+// Operations says what the ledger's runs of the command say of operation
+// ids: ids are the distinct ids the runs were given, in order of first
+// appearance, and without says a run that ran the work was given none. A
+// dedup marker always names its id.
+func (t Truth) Operations() (ids []string, without bool) {
+	for _, x := range t.Executions {
+		switch {
+		case x.OperationID != "" && !slices.Contains(ids, x.OperationID):
+			ids = append(ids, x.OperationID)
+		case x.OperationID == "" && x.Ledger != "":
+			without = true
+		}
+	}
+	return ids, without
 }
 
 // Agree reports whether both sources agree.
@@ -146,9 +173,13 @@ func Derive(id string, ledger *markers.Ledger, procs []Process) Truth {
 			switch e.Kind {
 			case markers.Start:
 				t.Starts++
+				x.OperationID = e.OperationID
 				if x.Ledger == "" {
 					x.Ledger = Started
 				}
+			case markers.Dedup:
+				t.Dedups++
+				x.OperationID, x.Deduplicated = e.OperationID, true
 			case markers.Complete:
 				t.Completes++
 				x.Ledger = Completed
@@ -180,8 +211,8 @@ func Derive(id string, ledger *markers.Ledger, procs []Process) Truth {
 	t.State = NotStarted
 	for i := len(t.Executions) - 1; i >= 0; i-- {
 		x := t.Executions[i]
-		if x.Ledger == "" && x.Server == NotStarted {
-			continue // a run that never reached its start marker
+		if x.Ledger == "" && (x.Server == NotStarted || x.Deduplicated) {
+			continue // a run that never reached its start marker, or ran no work
 		}
 		t.State, t.ExitCode = x.Ledger, x.LedgerExit
 		if x.Ledger == Started && x.Server == Running {
@@ -197,8 +228,14 @@ func Derive(id string, ledger *markers.Ledger, procs []Process) Truth {
 
 func disagreement(x Execution) string {
 	switch {
+	case x.Server == "" && x.Deduplicated && x.Ledger == "":
+		return fmt.Sprintf("pid %d wrote a dedup marker but the server ran no such process for this id", x.PID)
 	case x.Server == "":
 		return fmt.Sprintf("pid %d wrote markers (%s) but the server ran no such process for this id", x.PID, x.Ledger)
+	case x.Deduplicated && x.Ledger == "" && x.Server != NotStarted:
+		// A de-duplicated run stops before its start marker and its start
+		// gate: the server cannot have seen it start.
+		return fmt.Sprintf("pid %d wrote a dedup marker, but the server says %s", x.PID, x.Server)
 	case x.Ledger == "" && x.Server == NotStarted:
 		return ""
 	case x.Ledger == "":

@@ -27,6 +27,10 @@
 //     Retry constants. After outcome_unknown that is usually reconcile_first.
 //   - correlation_id (string, required, non-empty): the id the tool was
 //     given; it ties the report to the remote markers and the rig's event log.
+//   - operation_id (string, optional): the operation id the tool sent the
+//     command under, the same each time it sent it, so that the remote side
+//     ran the work at most once; 1 to 128 of A-Z a-z 0-9 . _ : -, the first a
+//     letter or digit (ErrInvalidOperationID otherwise).
 //   - message (string, optional): prose for people. Nothing may depend on it,
 //     and it must not contain secrets.
 //   - hosts (array, optional, not empty): for an operation the tool ran on

@@ -8,7 +8,7 @@ import (
 
 var sentinels = []error{ErrTooLarge, ErrEmpty, ErrSyntax, ErrNotObject, ErrTrailingData, ErrUnknownField,
 	ErrDuplicateField, ErrMissingField, ErrWrongType, ErrUnknownCategory, ErrUnknownRetry, ErrEmptyValue,
-	ErrOKContradicts, ErrDuplicateHost}
+	ErrOKContradicts, ErrDuplicateHost, ErrInvalidOperationID}
 
 // FuzzParse checks that Parse never panics, that its errors keep their
 // promises, that what it accepts survives Marshal unchanged (hosts

@@ -35,6 +35,10 @@ var (
 	ErrUnknownRetry    = errors.New("result: unknown retry")
 	ErrEmptyValue      = errors.New("result: empty value")
 	ErrOKContradicts   = errors.New("result: ok contradicts category")
+	// ErrInvalidOperationID: operation_id is not 1 to 128 of
+	// [A-Za-z0-9._:-] starting with a letter or digit, the ids the remote
+	// markers can carry (package markers).
+	ErrInvalidOperationID = errors.New("result: invalid operation id")
 	// ErrDuplicateHost: two entries of hosts name the same host. JSON
 	// Schema cannot express this rule; see the schema's description.
 	ErrDuplicateHost = errors.New("result: duplicate host")
@@ -105,6 +109,7 @@ var fields = []field{
 	{"operation", true, "string"},
 	{"retry", true, "string"},
 	{"correlation_id", true, "string"},
+	{"operation_id", false, "string"},
 	{"message", false, "string"},
 	{"hosts", false, "array"},
 }
@@ -200,6 +205,9 @@ func Parse(b []byte) (Result, error) {
 	r.Operation = str(seen["operation"].raw)
 	r.Retry = Retry(str(seen["retry"].raw))
 	r.CorrelationID = str(seen["correlation_id"].raw)
+	if m, ok := seen["operation_id"]; ok {
+		r.OperationID = str(m.raw)
+	}
 	if m, ok := seen["message"]; ok {
 		r.Message = str(m.raw)
 	}

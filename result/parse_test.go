@@ -126,6 +126,10 @@ func topLevelCases() []parseCase {
 			want: &Result{Category: OutcomeUnknown, Operation: "restart_service", Retry: ReconcileFirst,
 				CorrelationID: "\ufffd", Message: docResult.Message}},
 		{name: "exactly 1 MiB", in: doc + strings.Repeat(" ", MaxSize-len(doc))},
+		{name: "operation id", in: `{"ok":true,"category":"succeeded","operation":"op","retry":"never","correlation_id":"c","operation_id":"op-7f3a.1:x_Y"}`,
+			want: &Result{OK: true, Category: Succeeded, Operation: "op", Retry: Never, CorrelationID: "c", OperationID: "op-7f3a.1:x_Y"}},
+		{name: "longest operation id", in: `{"ok":true,"category":"succeeded","operation":"op","retry":"never","correlation_id":"c","operation_id":"` + strings.Repeat("o", 128) + `"}`,
+			want: &Result{OK: true, Category: Succeeded, Operation: "op", Retry: Never, CorrelationID: "c", OperationID: strings.Repeat("o", 128)}},
 
 		// Size and emptiness.
 		{name: "empty", in: "", err: ErrEmpty, msg: "result: empty output (want one JSON object)"},
@@ -160,7 +164,7 @@ func topLevelCases() []parseCase {
 
 		// Unknown and duplicate fields.
 		{name: "unknown field", in: edit(`"ok": false, `, `"ok": false, "exit_status": 1, `), err: ErrUnknownField,
-			field: "exit_status", at: `"exit_status"`, contains: []string{`"exit_status"`, "allowed: ok, category, operation, retry, correlation_id, message"}},
+			field: "exit_status", at: `"exit_status"`, contains: []string{`"exit_status"`, "allowed: ok, category, operation, retry, correlation_id, operation_id, message, hosts"}},
 		{name: "key case matters", in: edit(`"ok"`, `"OK"`), err: ErrUnknownField, field: "OK", at: `"OK"`},
 		{name: "unknown beats missing", in: `{"extra": 1}`, err: ErrUnknownField, field: "extra", at: `"extra"`},
 		{name: "duplicate category", in: edit(`"operation"`, `"category": "succeeded", "operation"`), err: ErrDuplicateField,
@@ -212,6 +216,17 @@ func topLevelCases() []parseCase {
 			contains: []string{`field "operation"`}},
 		{name: "empty correlation_id", in: edit(`"c-7f3a"`, `""`), err: ErrEmptyValue, field: "correlation_id", at: `""`,
 			contains: []string{`field "correlation_id"`}},
+		{name: "empty operation_id", in: edit(`"c-7f3a"`, `"c", "operation_id": ""`), err: ErrInvalidOperationID, field: "operation_id",
+			contains: []string{`"" is empty; an operation id is 1 to 128 of`}},
+		{name: "operation_id with a space", in: edit(`"c-7f3a"`, `"c", "operation_id": "op 1"`), err: ErrInvalidOperationID, field: "operation_id", at: `"op 1"`,
+			contains: []string{`has ' ' at byte 2`}},
+		{name: "operation_id starting with a dot", in: edit(`"c-7f3a"`, `"c", "operation_id": ".op"`), err: ErrInvalidOperationID, field: "operation_id"},
+		{name: "operation_id not ASCII", in: edit(`"c-7f3a"`, `"c", "operation_id": "op-\u00e9"`), err: ErrInvalidOperationID, field: "operation_id"},
+		{name: "operation_id too long", in: edit(`"c-7f3a"`, `"c", "operation_id": "`+strings.Repeat("o", 129)+`"`), err: ErrInvalidOperationID, field: "operation_id",
+			contains: []string{"is 129 bytes long"}},
+		{name: "operation_id a number", in: edit(`"c-7f3a"`, `"c", "operation_id": 7`), err: ErrWrongType, field: "operation_id"},
+		{name: "operation_id checked before consistency", in: `{"ok": true, "category": "outcome_unknown", "operation": "op", "retry": "never", "correlation_id": "c", "operation_id": "-"}`,
+			err: ErrInvalidOperationID, field: "operation_id"},
 		{name: "category checked before retry", in: `{"ok": false, "category": "x", "operation": "op", "retry": "y", "correlation_id": "c"}`,
 			err: ErrUnknownCategory, field: "category"},
 		{name: "unknown value beats contradiction", in: `{"ok": true, "category": "x", "operation": "op", "retry": "never", "correlation_id": "c"}`,

@@ -179,6 +179,11 @@ type Result struct {
 	// CorrelationID is the id the rig (or the caller) handed the tool; it
 	// ties the result to the remote markers and the event log.
 	CorrelationID string `json:"correlation_id"`
+	// OperationID, optional, is the operation id the tool sent the command
+	// under (markers.OperationIDEnv): the same each time it sent that
+	// operation's command, so that the remote side ran the work at most
+	// once. 1 to 128 of [A-Za-z0-9._:-], the first a letter or digit.
+	OperationID string `json:"operation_id,omitempty"`
 	// Message is optional prose for people; nothing may depend on it.
 	Message string `json:"message,omitempty"`
 	// Hosts, for an operation the tool ran on several hosts at once (a fleet:
@@ -206,7 +211,9 @@ type HostResult struct {
 //     optional message.
 //   - Version 2 adds the optional hosts array (Result.Hosts, HostResult) for
 //     an operation run on several hosts at once.
-const ContractVersion = 2
+//   - Version 3 adds the optional operation_id (Result.OperationID): the id
+//     under which the tool sent, and may have sent again, the command.
+const ContractVersion = 3
 
 // Host returns the entry of Hosts for the host named name, compared exactly
 // (as Parse compares hosts when it rejects duplicates), and whether there is
@@ -284,6 +291,14 @@ func (r Result) check(offsets map[string]int64) *ParseError {
 	if r.CorrelationID == "" {
 		return emptyValue("correlation_id", off("correlation_id"))
 	}
+	// In Go the empty string is "not set"; in JSON a present field must hold
+	// an id.
+	if _, present := offsets["operation_id"]; present || r.OperationID != "" {
+		if problem := operationIDProblem(r.OperationID); problem != "" {
+			return &ParseError{Field: "operation_id", Offset: off("operation_id"), Err: ErrInvalidOperationID,
+				Detail: fmt.Sprintf("%q %s; an operation id is 1 to %d of A-Z a-z 0-9 . _ : -, the first a letter or digit", r.OperationID, problem, maxOperationIDLen)}
+		}
+	}
 	if r.OK != (r.Category == Succeeded) {
 		return okContradicts("ok", r.OK, r.Category, off("ok"))
 	}
@@ -358,6 +373,29 @@ func okContradicts(field string, ok bool, c Category, off int64) *ParseError {
 	return &ParseError{Field: field, Offset: off, Err: ErrOKContradicts,
 		Detail: fmt.Sprintf(`%s is %t but category is %q (ok must be %s: it is true exactly when category is %q)`,
 			field, ok, c, want, Succeeded)}
+}
+
+// maxOperationIDLen is the longest operation id, as markers.MaxIDLen (this
+// package imports nothing of the rig's, so that tools can import it alone;
+// a test holds the two together).
+const maxOperationIDLen = 128
+
+// operationIDProblem says what keeps s from being an operation id, or "".
+func operationIDProblem(s string) string {
+	switch {
+	case s == "":
+		return "is empty"
+	case len(s) > maxOperationIDLen:
+		return fmt.Sprintf("is %d bytes long", len(s))
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || (c != '.' && c != '_' && c != ':' && c != '-')) {
+			return fmt.Sprintf("has %q at byte %d", c, i)
+		}
+	}
+	return ""
 }
 
 func emptyHosts(off int64) *ParseError {

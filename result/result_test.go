@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/sshrig/sshrig/markers"
 )
 
 func TestCategories(t *testing.T) {
@@ -426,5 +428,18 @@ func TestValidateAgreesWithParse(t *testing.T) {
 					verr, v.Field, perr, p.Field, in)
 			}
 		})
+	}
+}
+
+// TestOperationIDIsTheMarkersID: an operation id the result accepts is one
+// the remote markers can carry, and the other way round.
+func TestOperationIDIsTheMarkersID(t *testing.T) {
+	if maxOperationIDLen != markers.MaxIDLen {
+		t.Fatalf("maxOperationIDLen %d, markers.MaxIDLen %d", maxOperationIDLen, markers.MaxIDLen)
+	}
+	for _, s := range []string{"a", "op-1", "A.b_c:d-9", "-a", ".", "a b", "a/b", "é", "a\x00", strings.Repeat("o", 128), strings.Repeat("o", 129), ""} {
+		if got, want := operationIDProblem(s) == "", markers.ValidID(s) == nil; got != want {
+			t.Errorf("%q: result accepts it: %v, markers accepts it: %v", s, got, want)
+		}
 	}
 }

@@ -248,12 +248,15 @@ func TestSchemaMatchesGo(t *testing.T) {
 
 	t.Run("version", func(t *testing.T) {
 		c, _ := m["$comment"].(string)
-		want := "Contract version " + strconv.Itoa(ContractVersion) + ` adds the optional "hosts" array`
-		if !strings.Contains(c, want) || !strings.Contains(c, "version 1 results (without it) stay valid") {
-			t.Fatalf("schema $comment = %q, want it to say %q and that version 1 results stay valid", c, want)
+		want := "Contract version " + strconv.Itoa(ContractVersion) + ` adds the optional "operation_id"`
+		if !strings.Contains(c, want) || !strings.Contains(c, `version 2 added the optional "hosts" array`) || !strings.Contains(c, "Results of earlier versions (without them) stay valid") {
+			t.Fatalf("schema $comment = %q, want it to say %q, what version 2 added, and that earlier results stay valid", c, want)
 		}
 		if _, ok := property(t, m, "hosts")["type"]; !ok || ContractVersion < 2 {
 			t.Fatalf("ContractVersion %d, but hosts came with version 2", ContractVersion)
+		}
+		if _, ok := property(t, m, "operation_id")["type"]; !ok || ContractVersion < 3 {
+			t.Fatalf("ContractVersion %d, but operation_id came with version 3", ContractVersion)
 		}
 	})
 
@@ -353,9 +356,12 @@ func TestSchemaAgreesWithParse(t *testing.T) {
 	// Every kind the schema can express must be covered by the table, at
 	// the top level and (but for the shape of the whole) in hosts.
 	for _, e := range []error{nil, ErrNotObject, ErrUnknownField, ErrMissingField, ErrWrongType,
-		ErrUnknownCategory, ErrUnknownRetry, ErrEmptyValue, ErrOKContradicts} {
+		ErrUnknownCategory, ErrUnknownRetry, ErrEmptyValue, ErrOKContradicts, ErrInvalidOperationID} {
 		if !kinds[e] {
 			t.Errorf("no agreement case for %v", e)
+		}
+		if e == ErrInvalidOperationID {
+			continue // a hosts entry has no operation id
 		}
 		if !hostKinds[e] && e != ErrNotObject {
 			t.Errorf("no agreement case for %v in hosts", e)

@@ -25,7 +25,7 @@ const (
 	AuthRejected   EventKind = "auth_rejected"   // Detail is the method and reason
 	SessionOpened  EventKind = "session_open"    // a session channel was requested
 	SessionClosed  EventKind = "session_close"   // the session's handling finished
-	ExecReceived   EventKind = "exec"            // Digest of the command; MarkerID if it is marker-wrapped
+	ExecReceived   EventKind = "exec"            // Digest of the command; MarkerID (and OperationID) if it is marker-wrapped
 	ExecRefused    EventKind = "exec_refused"    // the server refused to run the command; Detail says why
 	SessionRefused EventKind = "session_refused" // the server rejected a session channel; Detail says why
 	ExecSkipped    EventKind = "exec_skipped"    // hangup: the transport died before the command started
@@ -108,10 +108,13 @@ type Event struct {
 	Ref      uint64       `json:"ref,omitempty"`  // the event a Released refers to
 	PID      int          `json:"pid,omitempty"`
 	MarkerID string       `json:"marker_id,omitempty"`
-	Digest   string       `json:"digest,omitempty"`
-	ExitCode *int         `json:"exit_code,omitempty"`
-	Signal   string       `json:"signal,omitempty"`
-	Detail   string       `json:"detail,omitempty"`
+	// OperationID (ExecReceived, ExecRefused) is the operation id set in
+	// front of a marker-wrapped command (markers.WithOperationID).
+	OperationID string `json:"operation_id,omitempty"`
+	Digest      string `json:"digest,omitempty"`
+	ExitCode    *int   `json:"exit_code,omitempty"`
+	Signal      string `json:"signal,omitempty"`
+	Detail      string `json:"detail,omitempty"`
 
 	// Conversation fields (Request and Workload events).
 	Request   string `json:"request,omitempty"`    // the step's name

@@ -35,6 +35,10 @@ func (ev *Evidence) VerdictInput(evs evidence.Case, id string, m fault.Moment, c
 		knowledge = fault.RequestSent
 	}
 	in.Knowledge = knowledge
+	in.OperationIDs = evs.OperationIDs()
+	if in.Attempts > 1 {
+		in.ResendDelivered = evs.ResendDelivered()
+	}
 	if knowledge == fault.NothingSent && m.HasCut() {
 		// A caller that went on after a cut where nothing was sent is
 		// judged by what its new attempt got.

@@ -280,6 +280,49 @@ func (c Case) LastDelivered() *verdict.Delivered {
 	return got
 }
 
+// ResendDelivered is what the server delivered to the last attempt for id
+// when that attempt ran the work itself (its process tree passed the start
+// gate with the case's markers): the result of the one run of the work a
+// tool that sent the command again under its operation id then holds. Nil
+// when nothing was delivered, or the last attempt ran no work (a run
+// de-duplicated by its operation id stops before its start gate).
+func (c Case) ResendDelivered() *verdict.Delivered {
+	var last Session
+	var got *verdict.Delivered
+	ran := false
+	ws := c.workloadSessions()
+	for _, e := range c.events {
+		k := SessionOf(e)
+		switch {
+		case (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && c.isAttempt(e, ws):
+			last, got, ran = k, nil, false
+		case e.Kind == control.ProcStartGate && e.MarkerID == c.id && k == last:
+			ran = true
+		case e.Kind == control.ExitSent && k == last:
+			got = deliveredBy(e)
+		}
+	}
+	if !ran {
+		return nil
+	}
+	return got
+}
+
+// OperationIDs lists, in arrival order, the operation id set in front of
+// each attempt that arrived as a marker-wrapped exec request
+// (markers.WithOperationID), "" where none was: what the wire says of each.
+// An attempt that arrived otherwise (on a shell's stdin, in an uploaded
+// file) is not listed; its markers say its id.
+func (c Case) OperationIDs() []string {
+	var ids []string
+	for _, e := range c.events {
+		if (e.Kind == control.ExecReceived || e.Kind == control.ExecRefused) && e.MarkerID == c.id {
+			ids = append(ids, e.OperationID)
+		}
+	}
+	return ids
+}
+
 // Delivered is the result the server delivered for the workload: the exit
 // status sent on the session of the first attempt at it (see isAttempt)
 // (the first such request), not that of a probe or cleanup command the tool

@@ -67,3 +67,32 @@ func TestPastKeyExchange(t *testing.T) {
 		}
 	}
 }
+
+// A resend under an operation id: the wire shows each attempt's id, and the
+// last attempt's exit status is the work's only when that attempt ran it
+// (passed its start gate); a de-duplicated resend ran nothing.
+func TestResendUnderAnOperationID(t *testing.T) {
+	const id = "c-1"
+	first := []control.Event{
+		{Kind: control.ExecReceived, Conn: 1, Session: 1, MarkerID: id, OperationID: "op-1"},
+		{Kind: control.ExecReceived, Conn: 1, Session: 2}, // a probe
+		{Kind: control.ExecReceived, Conn: 2, Session: 1, MarkerID: id, OperationID: "op-1"},
+	}
+	ranWork := append(append([]control.Event{}, first...),
+		control.Event{Kind: control.ProcStartGate, Conn: 2, Session: 1, MarkerID: id}, exitEv(2, 1, 0))
+	deduplicated := append(append([]control.Event{}, first...), exitEv(2, 1, 123))
+	if got := Of(ranWork, id).OperationIDs(); len(got) != 2 || got[0] != "op-1" || got[1] != "op-1" {
+		t.Errorf("OperationIDs() = %q, want op-1 twice", got)
+	}
+	if d := Of(ranWork, id).ResendDelivered(); d == nil || d.ExitCode != 0 {
+		t.Errorf("a resend that ran the work: ResendDelivered() = %+v, want exit code 0", d)
+	}
+	if d := Of(deduplicated, id).ResendDelivered(); d != nil {
+		t.Errorf("a de-duplicated resend: ResendDelivered() = %+v, want nil", d)
+	}
+	gateOfFirst := append(append([]control.Event{}, first[:1]...), control.Event{Kind: control.ProcStartGate, Conn: 1, Session: 1, MarkerID: id})
+	gateOfFirst = append(append(gateOfFirst, first[1:]...), exitEv(2, 1, 123))
+	if d := Of(gateOfFirst, id).ResendDelivered(); d != nil {
+		t.Errorf("the first attempt ran the work, the resend was de-duplicated: ResendDelivered() = %+v, want nil", d)
+	}
+}

@@ -202,6 +202,21 @@ func Wrappers() []Wrapper {
 			// ssh-honest.sh's conversation: the connection, the session and
 			// the workload's exec, which the moments cut; no step case.
 		},
+		// Operation ids (docs/tool-contract.md): after a connection lost
+		// once the command was sent, the honest one sends it again under
+		// the same id, which the remote wrapper runs at most once; the
+		// naive one under a fresh id, which it runs again.
+		{Script: "docs/examples/ssh-opid-honest.sh", Needs: openssh},
+		{Script: "docs/examples/ssh-opid-naive.sh", Needs: openssh,
+			Defect: "after a connection lost once the command was sent, it is sent again under a fresh operation id: a new operation, which the remote side runs again",
+			// At exec.reset.hangup the first send never ran: the replay
+			// runs the work once, and is blind all the same (a new id).
+			Caught: []Case{{"handshake.reset.survive", ""}, {"none.exit0", ""},
+				{"exec.reset.hangup", verdict.RuleBlindRetry}, {"started.reset.survive", verdict.RuleBlindRetry},
+				{"finished.close.survive", verdict.RuleBlindRetry}},
+			// ssh-honest.sh's conversation: the connection, the session and
+			// the workload's exec, which the moments cut; no step case.
+		},
 		{Script: "docs/examples/plink-honest.sh", Needs: plink},
 		{Script: "docs/examples/plink-naive.sh", Needs: plink,
 			Defect: "plink's exit status is taken for the command's",

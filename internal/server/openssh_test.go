@@ -7,6 +7,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/server"
+	"github.com/sshrig/sshrig/markers"
 )
 
 // TestOpenSSHForcedPTY: ssh -tt runs the command under a terminal, and the
@@ -168,5 +169,35 @@ func TestOpenSSHControlMaster(t *testing.T) {
 	}
 	if w.Session != 2 {
 		t.Errorf("workload in session %d, want the second", w.Session)
+	}
+}
+
+// TestOpenSSHOperationID: the same wrapped command sent twice with one
+// operation id set in front of it (markers.WithOperationID) is the workload
+// both times, each exec event carries the id, and the second run does not run
+// the work: the ledger holds one start with the id and one dedup.
+func TestOpenSSHOperationID(t *testing.T) {
+	t.Parallel()
+	r := newRig(t, server.Config{})
+	c := r.newCase(control.Arm{}, nil)
+	cmd, err := markers.WithOperationID(c.wrap("echo worked; exit 3"), "op-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(c.sshArgs("-p"), "-T", testUser+"@127.0.0.1", cmd)
+	if out, code := run(t, "", "ssh", args...); code != 3 || !strings.Contains(out, "worked") {
+		t.Fatalf("first: exit %d, output %q; want 3 and worked", code, out)
+	}
+	if out, code := run(t, "", "ssh", args...); code != markers.ExitDeduplicated || strings.Contains(out, "worked") || !strings.Contains(out, markers.DedupNotice+"op-1") {
+		t.Fatalf("again: exit %d, output %q; want %d and the dedup notice, not the work", code, out, markers.ExitDeduplicated)
+	}
+	ev := c.Events()
+	execs := find(ev, control.ExecReceived)
+	if len(execs) != 2 || execs[0].MarkerID != c.id || execs[0].OperationID != "op-1" || execs[1].OperationID != "op-1" {
+		t.Errorf("exec events %+v, want two for %s with operation id op-1", execs, c.id)
+	}
+	l := c.ledger()
+	if len(l) != 3 || l[0].Kind != markers.Start || l[0].OperationID != "op-1" || l[1].Kind != markers.Complete || l[2].Kind != markers.Dedup || l[2].OperationID != "op-1" {
+		t.Errorf("ledger %+v, want a start with op-1, its complete, and a dedup", l)
 	}
 }

@@ -268,7 +268,7 @@ func (ss *sessionState) answerExec(req *gossh.Request) (ok, armed bool, start fu
 		sum := sha256.Sum256([]byte(r.command))
 		s.emitRequest(c, tc, ss.id, req.Type, false, "denied")
 		s.emit(control.Event{Kind: control.ExecRefused, Case: c.id, Conn: tc.n, Session: ss.id,
-			Digest: hex.EncodeToString(sum[:]), MarkerID: spec.ID, Detail: "denied: this user may not run this command"})
+			Digest: hex.EncodeToString(sum[:]), MarkerID: spec.ID, OperationID: spec.OperationID, Detail: "denied: this user may not run this command"})
 		return false, false, nil
 	}
 	if !c.work.enter() {
@@ -334,7 +334,7 @@ func (ss *sessionState) runCommand(r *execRequest) {
 	defer ss.ch.Close()
 
 	spec, _ := c.unwrap(r.command)
-	ev := control.Event{Kind: control.ExecReceived, Case: c.id, Conn: tc.n, Session: ss.id, MarkerID: spec.ID, Ref: r.seq}
+	ev := control.Event{Kind: control.ExecReceived, Case: c.id, Conn: tc.n, Session: ss.id, MarkerID: spec.ID, OperationID: spec.OperationID, Ref: r.seq}
 	if r.kind == "exec" {
 		sum := sha256.Sum256([]byte(r.command))
 		ev.Digest = hex.EncodeToString(sum[:])

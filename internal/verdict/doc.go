@@ -9,8 +9,11 @@
 //  1. category: the category and retry instruction fit what the caller could
 //     know when the transport died — exact, conservative or unsafe.
 //  2. no_blind_retry: the operation was executed at most once for the
-//     correlation id unless a reconcile probe ran in between; and the tool
-//     returned within its deadline budget.
+//     correlation id unless a reconcile probe ran in between; a command
+//     sent again under the operation id of its first attempt, which the
+//     remote side ran once and de-duplicated after, is no blind retry (a
+//     new id, or none, is); and the tool returned within its deadline
+//     budget.
 //  3. remote_state: the remote state was established by probes, or the
 //     verdict says why it stays unknown.
 //  4. evidence: the result carries the correlation id and operation it was

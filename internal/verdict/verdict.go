@@ -3,6 +3,7 @@ package verdict
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,6 +123,18 @@ type Input struct {
 	// one attempt), is what the server delivered to the last attempt: the
 	// tool then knows how the retry ended. nil when nothing was delivered.
 	RetryDelivered *Delivered
+	// OperationIDs is, for each attempt that arrived as a marker-wrapped
+	// exec request, the operation id set in front of it ("" for none), as
+	// the wire says (evidence.Case.OperationIDs). With the ledger's ids
+	// (reconcile.Truth.Operations) it says whether the attempts were one
+	// operation sent again under one id (sameOperation).
+	OperationIDs []string
+	// ResendDelivered, where more than one attempt reached the server, is
+	// what the server delivered to the last one when that attempt ran the
+	// work itself (evidence.Case.ResendDelivered): sent again under the
+	// operation id of a first attempt that never ran it, the tool then
+	// knows how the work's one run ended. nil otherwise.
+	ResendDelivered *Delivered
 	// FreshDelivered, for a cut where nothing had been sent, is what the
 	// server delivered to an attempt the tool made afterwards (it
 	// reconnected: a ControlMaster's client falls back to a connection of
@@ -317,7 +330,11 @@ func (j *judging) retries() {
 	in := j.in
 	switch {
 	case in.Attempts > 1 && !in.ProbedBetween:
-		j.add(report.AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between that found it not started", in.Attempts, in.CorrelationID)
+		// A retry the remote side de-duplicates by its operation id is
+		// not blind: the tool made sure the work runs at most once.
+		if same, why := sameOperation(in); !same {
+			j.add(report.AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s with no reconcile probe in between that found it not started, and not as one operation the remote side de-duplicates: %s", in.Attempts, in.CorrelationID, why)
+		}
 	case in.Attempts > 1 && in.Truth != nil && in.Truth.Starts > 1:
 		// Whatever the probe said, the command ran more than once.
 		j.add(report.AssertNoBlind, RuleBlindRetry, "the command was sent %d times for %s and started %d times: the retry ran work that had already begun", in.Attempts, in.CorrelationID, in.Truth.Starts)
@@ -335,6 +352,35 @@ func (j *judging) retries() {
 	if in.CredentialRetries > 0 {
 		j.add(report.AssertNoBlind, RuleRetryRejected, "the tool tried the rejected credential again %d more time(s); a rejected credential needs an authorised recovery path, not a retry", in.CredentialRetries)
 	}
+}
+
+// sameOperation says whether the attempts at the command were one operation
+// sent again under one operation id, which the remote side ran at most once:
+// every attempt the wire shows and every run the ledger shows carried the
+// same id, and the work started at most once. Otherwise it says why not.
+func sameOperation(in Input) (bool, string) {
+	if in.Truth == nil {
+		return false, "the remote state is unknown, so nothing shows the work ran at most once"
+	}
+	ids, without := in.Truth.Operations()
+	for _, id := range in.OperationIDs {
+		if id == "" {
+			without = true
+		} else if !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	switch {
+	case len(ids) == 0:
+		return false, "no attempt carried an operation id"
+	case len(ids) > 1:
+		return false, fmt.Sprintf("the attempts carried operation ids %s: a new id makes the retry a new operation, which nothing de-duplicates", strings.Join(ids, ", "))
+	case without:
+		return false, fmt.Sprintf("an attempt carried no operation id, another %s", ids[0])
+	case in.Truth.Starts > 1:
+		return false, fmt.Sprintf("the work started %d times under operation id %s", in.Truth.Starts, ids[0])
+	}
+	return true, ""
 }
 
 // evidence: assertion 4: the result and the log carry the case's id, and
@@ -363,7 +409,7 @@ func (j *judging) evidence() {
 		switch {
 		case r.Category == result.LocalFailure:
 			j.add(report.AssertEvidence, RuleContradiction, "the server saw the command start; the tool says local_failure (nothing sent)")
-		case r.Category == result.ConfirmedFailure && in.Delivered == nil && in.RetryDelivered == nil && !statusInOutput(in, r):
+		case r.Category == result.ConfirmedFailure && in.Delivered == nil && in.RetryDelivered == nil && in.ResendDelivered == nil && !statusInOutput(in, r):
 			j.add(report.AssertEvidence, RuleContradiction, "the server saw the command start and delivered no exit status; the tool says confirmed_failure")
 		}
 	}
@@ -452,7 +498,8 @@ func Expected(in Input) Expectation {
 
 // knowledgeOf is what the tool could know, and the result it could hold:
 // at the cut's moment, or, where the tool went on after the cut and a
-// result arrived, of that result: a reconciled retry's, or that of an
+// result arrived, of that result: a reconciled retry's, a resend's that ran
+// the work once under the first attempt's operation id, or that of an
 // attempt made after a cut where nothing had been sent.
 func knowledgeOf(in Input) (fault.Knowledge, *Delivered) {
 	k := in.Knowledge
@@ -463,10 +510,19 @@ func knowledgeOf(in Input) (fault.Knowledge, *Delivered) {
 	case in.Expect != nil:
 	case in.ProbedBetween && in.Attempts > 1 && in.RetryDelivered != nil:
 		return fault.ResultReceived, in.RetryDelivered
+	case !in.ProbedBetween && in.Attempts > 1 && in.ResendDelivered != nil && resent(in):
+		return fault.ResultReceived, in.ResendDelivered
 	case k == fault.NothingSent && in.FreshDelivered != nil:
 		return fault.ResultReceived, in.FreshDelivered
 	}
 	return k, in.Delivered
+}
+
+// resent says the attempts were one operation sent again under its
+// operation id (sameOperation).
+func resent(in Input) bool {
+	same, _ := sameOperation(in)
+	return same
 }
 
 // Honest returns the category and retry an honest tool reports at a moment

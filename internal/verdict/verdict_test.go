@@ -123,6 +123,43 @@ func TestJudge(t *testing.T) {
 			in.Attempts, in.ProbedBetween = 2, true
 			in.Truth = &reconcile.Truth{State: reconcile.Completed, Starts: 2, Completes: 2, ExitCode: new(0)}
 		}, report.Fail, RuleBlindRetry},
+		{"resend under its operation id, de-duplicated", func(in *Input) {
+			in.Attempts, in.OperationIDs, in.Truth = 2, []string{"op-1", "op-1"}, runs("op-1", "dedup:op-1")
+		}, report.Pass, ""},
+		{"resend under its operation id on a shell's stdin: the ledger's ids", func(in *Input) {
+			in.Attempts, in.Truth = 2, runs("op-1", "dedup:op-1")
+		}, report.Pass, ""},
+		{"resend under a new operation id that ran the work again", func(in *Input) {
+			in.Attempts, in.OperationIDs, in.Truth = 2, []string{"op-1", "op-2"}, runs("op-1", "op-2")
+		}, report.Fail, RuleBlindRetry},
+		{"resend under a new operation id after a first attempt that never ran", func(in *Input) {
+			in.Attempts, in.OperationIDs, in.Truth = 2, []string{"op-1", "op-2"}, runs("op-2")
+		}, report.Fail, RuleBlindRetry},
+		{"resend without the operation id", func(in *Input) {
+			in.Attempts, in.OperationIDs, in.Truth = 2, []string{"op-1", ""}, runs("op-1", "")
+		}, report.Fail, RuleBlindRetry},
+		{"resend under one operation id that ran the work twice", func(in *Input) {
+			in.Attempts, in.OperationIDs, in.Truth = 2, []string{"op-1", "op-1"}, runs("op-1", "op-1")
+		}, report.Fail, RuleBlindRetry},
+		{"resend under its operation id with the remote state unknown", func(in *Input) {
+			in.Attempts, in.OperationIDs, in.Truth, in.TruthErr = 2, []string{"op-1", "op-1"}, nil, "probe failed"
+		}, report.Fail, RuleBlindRetry},
+		{"resend that ran the work once reports its exit status", func(in *Input) {
+			in.Moment, in.Attempts, in.OperationIDs, in.Truth = fault.Exec, 2, []string{"op-1", "op-1"}, runs("op-1")
+			in.ResendDelivered, in.Stdout = &Delivered{ExitCode: 0}, resultJSON("succeeded", "never", "c-1", true)
+		}, report.Pass, ""},
+		{"resend that ran the work once: outcome_unknown is conservative", func(in *Input) {
+			in.Moment, in.Attempts, in.OperationIDs, in.Truth = fault.Exec, 2, []string{"op-1", "op-1"}, runs("op-1")
+			in.ResendDelivered = &Delivered{ExitCode: 0}
+		}, report.Pass, ""},
+		{"resend that ran the work once misreports its exit status", func(in *Input) {
+			in.Moment, in.Attempts, in.OperationIDs, in.Truth = fault.Exec, 2, []string{"op-1", "op-1"}, runs("op-1")
+			in.ResendDelivered, in.Stdout = &Delivered{ExitCode: 3}, resultJSON("succeeded", "never", "c-1", true)
+		}, report.Fail, RuleUnsafeCategory},
+		{"de-duplicated resend claims success", func(in *Input) {
+			in.Attempts, in.OperationIDs, in.Truth = 2, []string{"op-1", "op-1"}, runs("op-1", "dedup:op-1")
+			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
+		}, report.Fail, RuleUnsafeCategory},
 		{"success without a delivered retry", func(in *Input) {
 			in.Attempts, in.ProbedBetween = 2, true
 			in.Stdout = resultJSON("succeeded", "never", "c-1", true)
@@ -188,12 +225,55 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// runs is the truth of a command whose runs were given the operation ids
+// ops in order: "dedup:ID" a run de-duplicated under ID, "" a run given
+// none; every other run started and completed with exit code 0.
+func runs(ops ...string) *reconcile.Truth {
+	t := &reconcile.Truth{State: reconcile.Completed, ExitCode: new(0)}
+	for i, op := range ops {
+		x := reconcile.Execution{PID: 100 + i, Server: reconcile.NotStarted}
+		if id, ok := strings.CutPrefix(op, "dedup:"); ok {
+			x.OperationID, x.Deduplicated = id, true
+			t.Dedups++
+		} else {
+			x.OperationID, x.Ledger, x.LedgerExit, x.Server, x.ServerExit = op, reconcile.Completed, new(0), reconcile.Completed, new(0)
+			t.Starts++
+			t.Completes++
+		}
+		t.Executions = append(t.Executions, x)
+	}
+	return t
+}
+
+// TestBlindRetryWords: a blind retry says why the attempts were not one
+// de-duplicated operation.
+func TestBlindRetryWords(t *testing.T) {
+	for _, tc := range []struct {
+		wire []string
+		runs []string
+		want string
+	}{
+		{[]string{"op-1", "op-2"}, []string{"op-1", "op-2"}, "the attempts carried operation ids op-1, op-2: a new id makes the retry a new operation"},
+		{[]string{"op-1", ""}, []string{"op-1", ""}, "an attempt carried no operation id, another op-1"},
+		{nil, []string{"", ""}, "no attempt carried an operation id"},
+		{[]string{"op-1", "op-1"}, []string{"op-1", "op-1"}, "the work started 2 times under operation id op-1"},
+	} {
+		v := Judge(Input{Moment: fault.Started, CorrelationID: "c-1", Operation: "op", Landed: true, Attempts: 2,
+			OperationIDs: tc.wire, Truth: runs(tc.runs...), Stdout: resultJSON("outcome_unknown", "reconcile_first", "c-1", false)})
+		if len(v.Violations) != 1 || v.Violations[0].Rule != RuleBlindRetry || !strings.Contains(v.Violations[0].Detail, tc.want) {
+			t.Errorf("wire %q, runs %q: violations %v, want one %s saying %q", tc.wire, tc.runs, v.Violations, RuleBlindRetry, tc.want)
+		}
+	}
+}
+
 // FuzzJudge: Judge never panics, and a pass always means a landed cut, an
 // established truth, a parsed result and no violation.
 func FuzzJudge(f *testing.F) {
-	f.Add(int(fault.Started), []byte(`{"ok":false,"category":"outcome_unknown","operation":"op","retry":"reconcile_first","correlation_id":"c-1"}`), true, true, 1, false, []byte(""))
-	f.Add(int(fault.None), []byte(`{"ok":true}`), true, false, 2, true, []byte("k"))
-	f.Fuzz(func(t *testing.T, moment int, stdout []byte, landed, truthOK bool, attempts int, hung bool, leak []byte) {
+	f.Add(int(fault.Started), []byte(`{"ok":false,"category":"outcome_unknown","operation":"op","retry":"reconcile_first","correlation_id":"c-1"}`), true, true, 1, false, []byte(""), "")
+	f.Add(int(fault.None), []byte(`{"ok":true}`), true, false, 2, true, []byte("k"), "")
+	f.Add(int(fault.Exec), []byte(`{"ok":true,"category":"succeeded","operation":"op","retry":"never","correlation_id":"c-1"}`), true, true, 2, false, []byte(""), "op-1,dedup:op-1")
+	f.Add(int(fault.Started), []byte(`{"ok":false,"category":"outcome_unknown","operation":"op","retry":"reconcile_first","correlation_id":"c-1"}`), true, true, 2, false, []byte(""), "op-1,op-2")
+	f.Fuzz(func(t *testing.T, moment int, stdout []byte, landed, truthOK bool, attempts int, hung bool, leak []byte, ops string) {
 		in := Input{Moment: fault.Moment(moment), CorrelationID: "c-1", Operation: "op", Stdout: stdout,
 			Landed: landed, Attempts: attempts, Hung: hung, Stderr: stdout,
 			Secrets: []secret.Secret{{Name: "s", Data: leak}}}
@@ -201,6 +281,18 @@ func FuzzJudge(f *testing.F) {
 			in.Truth = completed(0)
 		} else {
 			in.TruthErr = "x"
+		}
+		if ops != "" {
+			// The runs the ledger shows, and the ids the wire shows of
+			// the attempts that ran the work or were de-duplicated.
+			runIDs := strings.Split(ops, ",")
+			if truthOK {
+				in.Truth = runs(runIDs...)
+			}
+			for _, op := range runIDs {
+				in.OperationIDs = append(in.OperationIDs, strings.TrimPrefix(op, "dedup:"))
+			}
+			in.ResendDelivered = &Delivered{}
 		}
 		if fault.Moment(moment).Knowledge() == fault.ResultReceived {
 			in.Delivered = &Delivered{}
@@ -211,6 +303,11 @@ func FuzzJudge(f *testing.F) {
 		}
 		if (v.Status == report.Fail) != (len(v.Violations) > 0) {
 			t.Fatalf("status %s with %d violations", v.Status, len(v.Violations))
+		}
+		// A pass after more than one attempt without a probe between them
+		// is one operation the remote side ran at most once.
+		if same, why := sameOperation(in); v.Status == report.Pass && attempts > 1 && (!same || in.Truth.Starts > 1) {
+			t.Fatalf("pass after %d attempts that are not one de-duplicated operation: %s", attempts, why)
 		}
 	})
 }
