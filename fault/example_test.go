@@ -36,5 +36,5 @@ func ExampleParseCut() {
 	fmt.Println(err)
 	// Output:
 	// stall false <nil>
-	// unknown cut "rst" (valid: reset, close, blackhole, kill-helper, stall, vanish, server-crash, reboot, no-exit-status, eof-only)
+	// unknown cut "rst" (valid: reset, close, blackhole, kill-helper, stall, vanish, server-crash, reboot, no-exit-status, eof-only, wedge-helper, expire-helper)
 }

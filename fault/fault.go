@@ -111,7 +111,7 @@ func (m Moment) Knowledge() Knowledge {
 // c. A helper process killed after the exit status reached it never relayed
 // that status: its caller knows only that the request was sent.
 func KnowledgeAt(m Moment, c Cut) Knowledge {
-	if c == KillHelper && m == ExitStatus {
+	if c.HelperCut() && m == ExitStatus {
 		return RequestSent
 	}
 	return m.Knowledge()
@@ -263,15 +263,37 @@ const (
 	// a status nor a close, the transport up and answering keepalives: only
 	// the tool's own deadline ends the wait.
 	EOFOnly
+
+	// The helper's lifecycle: what becomes of the local process that owns
+	// the tool's socket (an OpenSSH ControlMaster the tool reuses), beside
+	// KillHelper's SIGKILL (HelperCut).
+
+	// WedgeHelper stops the helper (SIGSTOP), as a master wedged after a
+	// laptop's sleep: it holds its socket and answers nothing, neither the
+	// server nor its clients; the rig kills it when the case ends.
+	WedgeHelper
+	// ExpireHelper ends the helper as its ControlPersist running out does:
+	// it exits on its own terms (SIGTERM), closing its connection and its
+	// control socket, while a client is asking it for a session.
+	ExpireHelper
 )
 
 var cutNames = [...]string{Reset: "reset", Close: "close", Blackhole: "blackhole", KillHelper: "kill-helper", Stall: "stall", Vanish: "vanish",
-	ServerCrash: "server-crash", Reboot: "reboot", NoExitStatus: "no-exit-status", EOFOnly: "eof-only"}
+	ServerCrash: "server-crash", Reboot: "reboot", NoExitStatus: "no-exit-status", EOFOnly: "eof-only",
+	WedgeHelper: "wedge-helper", ExpireHelper: "expire-helper"}
 
 // Cuts returns every cut kind.
 func Cuts() []Cut {
-	return []Cut{Reset, Close, Blackhole, KillHelper, Stall, Vanish, ServerCrash, Reboot, NoExitStatus, EOFOnly}
+	return []Cut{Reset, Close, Blackhole, KillHelper, Stall, Vanish, ServerCrash, Reboot, NoExitStatus, EOFOnly, WedgeHelper, ExpireHelper}
 }
+
+// HelperCuts returns the cuts made on the helper process that owns the
+// tool's socket: killed, wedged, expired.
+func HelperCuts() []Cut { return []Cut{KillHelper, WedgeHelper, ExpireHelper} }
+
+// HelperCut reports whether c is made on the helper process that owns the
+// tool's socket rather than on the socket or the server.
+func (c Cut) HelperCut() bool { return c == KillHelper || c == WedgeHelper || c == ExpireHelper }
 
 // ServerCuts returns the faults the far side makes (ServerSide).
 func ServerCuts() []Cut { return []Cut{ServerCrash, Reboot, NoExitStatus, EOFOnly} }
@@ -309,9 +331,11 @@ func KernelCuts() []Cut { return []Cut{Reset, Blackhole, Vanish} }
 
 // SilentToTool reports whether the tool hears nothing when the cut
 // happens: a blackhole never tells it, after a vanish or a reboot only its
-// own next segment meets an RST, and a channel that sent EOF only says
-// nothing more.
-func (c Cut) SilentToTool() bool { return c == Blackhole || c == Vanish || c == Reboot || c == EOFOnly }
+// own next segment meets an RST, a channel that sent EOF only says nothing
+// more, and a wedged helper answers nothing.
+func (c Cut) SilentToTool() bool {
+	return c == Blackhole || c == Vanish || c == Reboot || c == EOFOnly || c == WedgeHelper
+}
 
 // NeedsKernel reports whether c can only be made by the kernel network.
 func (c Cut) NeedsKernel() bool { return c == Vanish }
@@ -324,7 +348,7 @@ func ConnectionCuts() []Cut { return []Cut{Reset, Close, Blackhole, KillHelper} 
 // TransportCuts returns the cut kinds the cutter performs on the socket itself.
 func TransportCuts() []Cut { return []Cut{Reset, Close, Blackhole} }
 
-func (c Cut) valid() bool { return c >= Reset && c <= EOFOnly }
+func (c Cut) valid() bool { return c >= Reset && c <= ExpireHelper }
 
 func (c Cut) String() string {
 	if !c.valid() {
@@ -336,7 +360,7 @@ func (c Cut) String() string {
 // DropsTransport reports whether the server side sees its transport end when
 // the cut happens (as opposed to a silent blackhole).
 func (c Cut) DropsTransport() bool {
-	return c == Reset || c == Close || c == KillHelper || c == Vanish || c == ServerCrash || c == Reboot
+	return c == Reset || c == Close || c == KillHelper || c == ExpireHelper || c == Vanish || c == ServerCrash || c == Reboot
 }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -359,7 +383,7 @@ func (c *Cut) UnmarshalText(b []byte) error {
 
 // ParseCut parses a cut kind name such as "reset".
 func ParseCut(s string) (Cut, error) {
-	for c := Reset; c <= EOFOnly; c++ {
+	for c := Reset; c <= ExpireHelper; c++ {
 		if cutNames[c] == s {
 			return c, nil
 		}

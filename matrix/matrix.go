@@ -327,14 +327,14 @@ func SplitGlobs(s string) []string {
 
 // Applies reports whether case c can run against t, and if not, why.
 func Applies(c Case, t tool.Tool) (bool, string) {
-	if c.Cut == fault.KillHelper && c.Moment.HasCut() {
+	if c.Cut.HelperCut() && c.Moment.HasCut() {
 		if _, ok := t.(tool.Process); !ok {
 			why := " runs inside the rig's own process"
 			if _, ok := t.(tool.Answerer); ok {
 				// An MCP server killed mid-call is a defect of its own (mcp_server_died), not a lost helper.
 				why = " speaks a protocol of its own (MCP), and the rig does not kill its server as a helper"
 			}
-			return false, "kill-helper kills the local process that owns the tool's socket (e.g. the ssh child of a wrapper); " + t.Name() + why
+			return false, c.Cut.String() + " acts on the local process that owns the tool's socket (e.g. the ssh child of a wrapper); " + t.Name() + why
 		}
 	}
 	return true, ""

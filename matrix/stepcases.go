@@ -27,6 +27,16 @@ const (
 // silent while the sockets stay open.
 func StepCuts() []fault.Cut { return []fault.Cut{fault.Reset, fault.Blackhole} }
 
+// ReuseCuts are the cuts a session that reuses a connection also gets: a
+// session channel opened on a connection that already carried one (an
+// OpenSSH ControlMaster's multiplexed session) meets the helper that owns
+// the connection killed, wedged or expired just as it asks for it
+// (fault.HelperCuts).
+func ReuseCuts() []fault.Cut { return fault.HelperCuts() }
+
+// StepIDCuts are every cut a step case's id can end with.
+func StepIDCuts() []fault.Cut { return append(StepCuts(), ReuseCuts()...) }
+
 // StepSelection says which step cases a run adds once the preflight learned
 // the tool's conversation.
 type StepSelection struct {
@@ -51,10 +61,12 @@ type StepSelection struct {
 // own request (exec), anything while the workload runs, and incidental
 // requests (fault.Incidental). A run of requests of one name (the writes
 // of an upload) yields one step, its first. capped counts the steps left out
-// beyond MaxSteps.
+// beyond MaxSteps. A session that reuses its connection also gets
+// ReuseCuts' cases.
 func StepCases(conv []fault.Request) (cases []Case, capped int) {
 	steps := 0
 	firstSession := true
+	sessionsOn := map[int]int{} // sessions so far, by connection
 	upload := false
 	prev := ""
 	pos := 0 // the request's place in the conversation's shape: stable across runs
@@ -66,6 +78,11 @@ func StepCases(conv []fault.Request) (cases []Case, capped int) {
 		prev = r.Name
 		if !same {
 			pos++
+		}
+		reuse := false
+		if r.Name == "session" {
+			sessionsOn[r.Conn]++
+			reuse = sessionsOn[r.Conn] > 1
 		}
 		if r.Name == "session" && firstSession {
 			firstSession = false
@@ -112,7 +129,11 @@ func StepCases(conv []fault.Request) (cases []Case, capped int) {
 		steps++
 		st := fault.Step{Request: r.Name, Occurrence: r.Occurrence}
 		name := fmt.Sprintf("%02d-%s", pos, idSafe(r.Name))
-		cases = append(cases, stepCasesAt(name, m, st, fmt.Sprintf("%s: received %s, not yet answered", m, r))...)
+		notes := fmt.Sprintf("%s: received %s, not yet answered", m, r)
+		cases = append(cases, stepCasesAt(name, m, st, notes)...)
+		if reuse {
+			cases = append(cases, stepCasesUnder(ReuseCuts(), name, m, st, notes+"; the session reuses its connection, whose helper is cut")...)
+		}
 	}
 	if upload {
 		st := fault.Step{Request: "upload", UploadBytes: StepUploadBytes}
@@ -123,8 +144,12 @@ func StepCases(conv []fault.Request) (cases []Case, capped int) {
 }
 
 func stepCasesAt(name string, m fault.Moment, st fault.Step, notes string) []Case {
+	return stepCasesUnder(StepCuts(), name, m, st, notes)
+}
+
+func stepCasesUnder(cuts []fault.Cut, name string, m fault.Moment, st fault.Step, notes string) []Case {
 	var out []Case
-	for _, cut := range StepCuts() {
+	for _, cut := range cuts {
 		s := st
 		out = append(out, Case{ID: StepCasePrefix + name + "." + cut.String(), Moment: m, Cut: cut,
 			Disposition: fault.Survive, Operation: DefaultOperation, Step: &s, Notes: notes})

@@ -15,7 +15,7 @@ const (
 // CanMatchStepCase says whether a --cases glob (path.Match syntax, already
 // checked) can match the id of some step case, before any preflight made
 // them: an id is StepCasePrefix, a name of letters, digits, '_' and '-',
-// a dot and a cut of StepCuts(). A glob that matched no case of the
+// a dot and a cut of StepIDCuts(). A glob that matched no case of the
 // matrix and cannot match one of these ids selects nothing whatever the
 // tool's conversation, so the run can stop before it starts anything.
 //
@@ -25,7 +25,7 @@ const (
 func CanMatchStepCase(glob string) bool {
 	elems := globElems(glob)
 	var suffixes []string
-	for _, c := range StepCuts() {
+	for _, c := range StepIDCuts() {
 		suffixes = append(suffixes, "."+c.String())
 	}
 	type state struct {

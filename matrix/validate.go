@@ -185,7 +185,7 @@ func (c Case) combinationProblems() []*CaseError {
 		switch {
 		case c.Moment == fault.Refuse && c.Hop != fault.JumpTarget:
 			add("hop", "a refused connection behind a jump host is the jump host's to the target: it needs hop %s, not %s", fault.JumpTarget, c.Hop)
-		case c.Hop == fault.JumpTarget && c.Cut == fault.KillHelper:
+		case c.Hop == fault.JumpTarget && c.Cut.HelperCut():
 			add("hop", "no process of the tool's holds the jump host's connection to the target: kill-helper needs hop %s", fault.ClientJump)
 		case c.Hop == fault.JumpTarget && c.Cut.NeedsKernel():
 			add("hop", "the jump host's connection to the target is cut by the proxy: %v needs hop %s", c.Cut, fault.ClientJump)

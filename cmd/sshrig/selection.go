@@ -20,7 +20,7 @@ func stepGlobsCanMatch(required []string) error {
 
 func cutNames() []string {
 	var out []string
-	for _, c := range matrix.StepCuts() {
+	for _, c := range matrix.StepIDCuts() {
 		out = append(out, c.String())
 	}
 	return out

@@ -69,9 +69,15 @@ refused() {
 }
 
 # Every ssh shares the master's socket; the master stays up to 10 s idle,
-# and is stopped at the end in any case.
+# and is stopped at the end in any case, once: a wedged master (stopped, as
+# after a laptop's sleep) answers nothing, so the stop is given a second.
 set -- "$@" -o ControlMaster=auto -o ControlPath="$tmp/cm" -o ControlPersist=10 -p "$SSHRIG_PORT"
-trap 'timeout -s KILL 2 ssh "$@" -O exit "$SSHRIG_HOST" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+stop_master() {
+	[ -z "${stopped:-}" ] || return 0
+	stopped=1
+	timeout -s KILL 1 ssh "$@" -O exit "$SSHRIG_HOST" >/dev/null 2>&1
+}
+trap 'stop_master "$@"; rm -rf "$tmp"' EXIT
 
 # Step 1: the probe, which starts the master. It runs nothing of the command.
 timeout -s KILL "$(left)" ssh -vv -E "$tmp/master.log" -n -T -a -x "$@" "$SSHRIG_HOST" 'uname -s' >/dev/null 2>"$tmp/probe.err"
@@ -87,10 +93,13 @@ sent_before=$(grep -c '^debug1: Sending command: ' "$tmp/master.log")
 # SSH_MSG_CHANNEL_FAILURE (100) answers a refused request: the master logs it.
 refused_before=$(grep -c 'channel_input_status_confirm: type 100 ' "$tmp/master.log")
 
-# Step 2: the command, multiplexed over the master's connection.
-timeout -s KILL "$(left)" ssh -vv -E "$tmp/ssh.log" -n -T -a -x "$@" "$SSHRIG_HOST" "$SSHRIG_COMMAND" >"$tmp/out" 2>"$tmp/err"
+# Step 2: the command, multiplexed over the master's connection. A second
+# of the budget stays for stopping the master.
+step=$(( $(left) - 1 ))
+[ "$step" -ge 1 ] || step=1
+timeout -s KILL "$step" ssh -vv -E "$tmp/ssh.log" -n -T -a -x "$@" "$SSHRIG_HOST" "$SSHRIG_COMMAND" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-timeout -s KILL 2 ssh "$@" -O exit "$SSHRIG_HOST" >/dev/null 2>&1
+stop_master "$@"
 cat "$tmp/master.log" "$tmp/ssh.log" "$tmp/err" >&2
 echo "controlmaster-honest: ssh exited $rc" >&2
 

@@ -18,6 +18,7 @@ import (
 
 	gossh "golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+	"golang.org/x/sys/unix"
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
@@ -141,7 +142,7 @@ func (s Spec) validateHop() error {
 	switch {
 	case s.Moment == fault.Refuse && s.Hop != fault.JumpTarget:
 		return fmt.Errorf("engine: the refuse moment behind a jump host refuses the jump host's connection to the target: hop %s, not %s", fault.JumpTarget, s.Hop)
-	case s.Hop == fault.JumpTarget && s.Moment.HasCut() && s.Cut == fault.KillHelper:
+	case s.Hop == fault.JumpTarget && s.Moment.HasCut() && s.Cut.HelperCut():
 		return fmt.Errorf("engine: no process of the tool's holds the jump host's connection to the target: kill-helper cuts hop %s only", fault.ClientJump)
 	case s.Hop == fault.JumpTarget && s.Moment.HasCut() && s.Cut.NeedsKernel():
 		return fmt.Errorf("engine: the jump host's connection to the target is cut by the proxy: %v cuts hop %s only", s.Cut, fault.ClientJump)
@@ -194,6 +195,9 @@ type Run struct {
 	settled chan struct{}
 	heldAt  sessionKey
 	cut     *CutRecord
+	// wedged are the helpers a WedgeHelper cut stopped, killed when the
+	// case ends (killWedged).
+	wedged []int
 	// finishing: the run waits for its cuts to end (waitCuts); a hold the
 	// server announces from then on gets no cut (the case's end releases
 	// it), so no cut starts while they are waited for.
@@ -710,14 +714,19 @@ func (r *Run) cutAt(ev control.Event) {
 		// target's bytes (server/jump.go, holdVia), which only the tool
 		// can have done: it closed the tunnel or its connection.
 		err = fmt.Errorf("%w: the tunnel ended before it relayed the target's %d bytes", cutter.ErrConnClosed, ev.Sent)
-	case r.spec.Cut == fault.KillHelper:
+	case r.spec.Cut.HelperCut():
 		start := time.Now()
 		var st cutter.ConnStats
 		st, err = cut.WaitDelivered(ctx, conn, flush)
 		rec.FlushWait, rec.Delivered = time.Since(start), st.ToClient
 		if err == nil {
-			rec.Helpers, err = killHelper(ctx, st, int(r.toolPID.Load()), r.env.ToolNetwork())
+			rec.Helpers, err = signalHelper(ctx, st, int(r.toolPID.Load()), r.env.ToolNetwork(), r.spec.Cut)
 			rec.NoHelper = errors.Is(err, ErrNoHelper)
+			if r.spec.Cut == fault.WedgeHelper {
+				r.mu.Lock()
+				r.wedged = append(r.wedged, rec.Helpers...)
+				r.mu.Unlock()
+			}
 		}
 		rec.CutTime = time.Now()
 	default:
@@ -1064,6 +1073,7 @@ func (r *Run) closeLocalOnce() {
 	r.stopWatching()
 	r.cancel()
 	r.waitCuts()
+	r.killWedged()
 	if r.cutter != nil {
 		r.cutter.Close()
 	}
@@ -1173,14 +1183,21 @@ var errNoOwner = errors.New("kill-helper: no process owns the tool's socket")
 // kill-helper cut never mistakes the tool for its helper.
 func (r *Run) SetToolPID(pid int) { r.toolPID.Store(int64(pid)) }
 
-// killHelper kills the local processes that own the tool's end of the
-// connection (for a wrapper script, its ssh child) and waits until they are
-// gone. The rig's own process and the tool's are never killed. It looks
-// again after each kill: a helper that forked as it was found (OpenSSH's
-// ControlPersist puts its master in the background right after
-// authentication) leaves a child holding the socket, and the transport dies
-// only with the last holder.
-func killHelper(ctx context.Context, st cutter.ConnStats, toolPID int, tn tool.Network) ([]int, error) {
+// signalHelper makes helper cut kind of the local processes that own the
+// tool's end of the connection (for a wrapper script, its ssh child; for a
+// ControlMaster, the master): KillHelper kills them and ExpireHelper ends
+// them (SIGTERM), each waiting until they are gone; WedgeHelper stops them
+// and waits until they are stopped. The rig's own process and the tool's
+// are never touched. It looks again after each kill: a helper that forked
+// as it was found (OpenSSH's ControlPersist puts its master in the
+// background right after authentication) leaves a child holding the
+// socket, and the transport dies only with the last holder. A stopped
+// holder keeps the socket: one round stops them all.
+func signalHelper(ctx context.Context, st cutter.ConnStats, toolPID int, tn tool.Network, kind fault.Cut) ([]int, error) {
+	sig := map[fault.Cut]unix.Signal{fault.KillHelper: unix.SIGKILL, fault.ExpireHelper: unix.SIGTERM, fault.WedgeHelper: unix.SIGSTOP}[kind]
+	if sig == 0 {
+		return nil, fmt.Errorf("engine: %v is not a helper cut", kind)
+	}
 	// The tool's socket is listed in the namespace it lives in.
 	var ino uint64
 	err := tool.Within(tn, func() error {
@@ -1214,12 +1231,28 @@ func killHelper(ctx context.Context, st cutter.ConnStats, toolPID int, tn tool.N
 			return nil, ErrNoHelper
 		case len(victims) == 0:
 			return nil, fmt.Errorf("%w %s -> %s", errNoOwner, st.Client, st.Listener)
+		case sig == unix.SIGSTOP && round > 0:
+			return killed, nil // stopped, they still hold it
 		case round == 3:
-			return killed, fmt.Errorf("kill-helper: processes %v still hold the tool's socket after %d kills", victims, round)
+			return killed, fmt.Errorf("%v: processes %v still hold the tool's socket after %d rounds", kind, victims, round)
 		}
 		killed = append(killed, victims...)
-		if err := sockowner.Kill(ctx, victims); err != nil {
+		if err := sockowner.Signal(ctx, victims, sig); err != nil {
 			return killed, err
 		}
+	}
+}
+
+// killWedged kills the helpers a WedgeHelper cut stopped: nothing else ever
+// would, and the case must leave no process behind.
+func (r *Run) killWedged() {
+	r.mu.Lock()
+	pids := r.wedged
+	r.wedged = nil
+	r.mu.Unlock()
+	if len(pids) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		sockowner.Kill(ctx, pids)
+		cancel()
 	}
 }

@@ -46,7 +46,7 @@ func (ev *Evidence) VerdictInput(evs evidence.Case, id string, m fault.Moment, c
 	}
 	// A status a helper relayed (kill-helper at exit-status) counts as
 	// received when it was delivered.
-	if knowledge == fault.ResultReceived || (m == fault.ExitStatus && c == fault.KillHelper) {
+	if knowledge == fault.ResultReceived || (m == fault.ExitStatus && c.HelperCut()) {
 		in.Delivered = evs.Delivered()
 	}
 	// A workload that ran inside a wrapper of the tool's that captured its

@@ -122,7 +122,12 @@ func Owners(ino uint64) ([]int, error) {
 
 // Kill sends SIGKILL to each pid through a pidfd (so a recycled pid is never
 // hit) and waits until every one has exited or ctx ends.
-func Kill(ctx context.Context, pids []int) error {
+func Kill(ctx context.Context, pids []int) error { return Signal(ctx, pids, unix.SIGKILL) }
+
+// Signal sends sig to each pid through a pidfd and waits until every one
+// has exited (SIGKILL, SIGTERM: a process that ends on its own terms) or,
+// for SIGSTOP, has stopped, or until ctx ends.
+func Signal(ctx context.Context, pids []int, sig unix.Signal) error {
 	var errs []error
 	for _, pid := range pids {
 		fd, err := unix.PidfdOpen(pid, 0)
@@ -133,14 +138,42 @@ func Kill(ctx context.Context, pids []int) error {
 			errs = append(errs, fmt.Errorf("sockowner: pidfd %d: %w", pid, err))
 			continue
 		}
-		if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
-			errs = append(errs, fmt.Errorf("sockowner: kill %d: %w", pid, err))
-		} else if err := waitExit(ctx, fd); err != nil {
-			errs = append(errs, fmt.Errorf("sockowner: %d did not exit: %w", pid, err))
+		wait := func() error { return waitExit(ctx, fd) }
+		if sig == unix.SIGSTOP {
+			wait = func() error { return waitStopped(ctx, pid, fd) }
+		}
+		if err := unix.PidfdSendSignal(fd, sig, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("sockowner: %v to %d: %w", unix.SignalName(sig), pid, err))
+		} else if err := wait(); err != nil {
+			errs = append(errs, fmt.Errorf("sockowner: %d did not %s: %w", pid, map[bool]string{true: "stop", false: "exit"}[sig == unix.SIGSTOP], err))
 		}
 		unix.Close(fd)
 	}
 	return errors.Join(errs...)
+}
+
+// waitStopped waits until pid (whose pidfd is fd) is stopped, or gone. The
+// kernel announces a stop only to the parent, so its record is read: the
+// state field of /proc/PID/stat, every millisecond.
+func waitStopped(ctx context.Context, pid, fd int) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err := unix.PidfdSendSignal(fd, 0, nil, 0); errors.Is(err, unix.ESRCH) {
+			return nil // gone
+		}
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			// pid (comm) STATE ...: comm may hold spaces and parentheses.
+			if i := strings.LastIndexByte(string(b), ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+				return nil
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // waitExit waits for the pidfd to become readable, which it does when the

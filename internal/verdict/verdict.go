@@ -544,7 +544,7 @@ func Honest(k fault.Knowledge, d *Delivered) (result.Category, result.Retry) {
 // status was delivered to it (in.Delivered), so the status may have reached
 // the tool through the helper before the kill.
 func relayed(in Input) bool {
-	return in.Moment == fault.ExitStatus && in.Cut == fault.KillHelper && in.Delivered != nil
+	return in.Moment == fault.ExitStatus && in.Cut.HelperCut() && in.Delivered != nil
 }
 
 // GradeReport compares a reported category and retry with what the caller could know.
