@@ -2,7 +2,6 @@ package control
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
@@ -77,19 +76,12 @@ const (
 	StepSCPUpload = "scp-upload"
 )
 
-// uploadCutText is the part of a request's Detail that says a step case cut
-// an upload there (UploadCut, IsUploadCut).
-const uploadCutText = "upload cut after "
-
 // UploadCut is what a request's Detail says where a step case cut an upload
 // after n bytes of the file arrived: the rest was dropped, the file is left
-// partial.
+// partial (UploadState says what it holds).
 func UploadCut(n int64) string {
-	return fmt.Sprintf("%s%d bytes: the file is left partial", uploadCutText, n)
+	return fmt.Sprintf("upload cut after %d bytes: the file is left partial", n)
 }
-
-// IsUploadCut reports whether a request's Detail says an upload was cut there.
-func IsUploadCut(detail string) bool { return strings.Contains(detail, uploadCutText) }
 
 // Event is one observation of the server, attributed to a case.
 type Event struct {
