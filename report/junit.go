@@ -143,6 +143,9 @@ func caseProperties(c CaseReport) []junitProperty {
 	if c.Draw != nil {
 		p = append(p, junitProperty{"run", c.RunName()}, junitProperty{"seed", strconv.FormatUint(c.Draw.Seed, 10)})
 	}
+	if c.Upload != nil {
+		p = append(p, junitProperty{"upload", c.Upload.String()})
+	}
 	// A fleet's hosts, each with its verdict, by position: the addresses
 	// change from run to run, the positions do not.
 	for i, h := range c.Hosts {

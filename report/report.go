@@ -172,9 +172,9 @@ type CaseReport struct {
 	Draw          *matrix.Draw           `json:"draw,omitempty"` // a repeated run's draws (rig/repeat.go)
 	// Step, for a step case, is the request of the conversation it cut at.
 	Step *fault.Step `json:"step,omitempty"`
-	// PartialUploads names the files a step case's cut upload left partial
-	// on the target.
-	PartialUploads []string `json:"partial_uploads,omitempty"`
+	// Upload, for a step case that cut an upload, is what the cut left on
+	// the case's host.
+	Upload *Upload `json:"upload,omitempty"`
 	// Native, for a tool read by a reading, is the value its own report
 	// became (the reading's rule); NotApplicable names the checks its report
 	// cannot meet (it echoes no correlation id), neither passed nor failed.
@@ -187,6 +187,54 @@ type CaseReport struct {
 	// Hosts, for a case run on a fleet, is each host's verdict; the case's
 	// is the worst of them, and its violations name their host.
 	Hosts []HostReport `json:"hosts,omitempty"`
+}
+
+// Upload is what a step case's cut upload left on the case's host, as the
+// server measured it when the case ended (docs/matrix.md, Step cases).
+type Upload struct {
+	// Path is the file as the tool named it (resolved to an absolute path
+	// in the case's home or /tmp).
+	Path string `json:"path"`
+	// Arrived is how many bytes of the file reached the server before the
+	// cut; the rest was dropped.
+	Arrived int64 `json:"arrived"`
+	// Size and SHA256 are the file's on the host: what the copier wrote
+	// of the bytes that arrived (OpenSSH's SFTP server all of them, scp -t
+	// whole blocks only, so possibly none).
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+	// TempFiles are the other files in its directory that an upload of
+	// the case began and never finished, by name.
+	TempFiles []string `json:"temp_files,omitempty"`
+	// Absent says why there is no file to measure (the tool removed it, or
+	// it lies outside the case's host).
+	Absent string `json:"absent,omitempty"`
+	// Rewritten: an upload of the same name finished after the cut, so the
+	// file is no longer what the cut left.
+	Rewritten bool `json:"rewritten,omitempty"`
+}
+
+// LeftPartial reports whether the cut left a partial file on the host: it
+// is there, and no later upload of its name finished.
+func (u *Upload) LeftPartial() bool { return u != nil && u.Absent == "" && !u.Rewritten }
+
+// String says it in one line, for JUnit and the HTML page:
+// "/home/u/job.sh: 64 of its bytes arrived; on the host 64 bytes, sha256 9f2c…".
+func (u *Upload) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d of its bytes arrived", u.Path, u.Arrived)
+	if u.Absent != "" {
+		fmt.Fprintf(&b, "; no file on the host (%s)", u.Absent)
+	} else {
+		fmt.Fprintf(&b, "; on the host %d bytes, sha256 %s", u.Size, u.SHA256)
+	}
+	if u.Rewritten {
+		b.WriteString("; rewritten by a later upload")
+	}
+	if len(u.TempFiles) > 0 {
+		fmt.Fprintf(&b, "; unfinished uploads beside it: %s", strings.Join(u.TempFiles, ", "))
+	}
+	return b.String()
 }
 
 // Line is the host's verdict in one line, for JUnit and the HTML page:

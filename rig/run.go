@@ -680,7 +680,7 @@ func (r *runner) caseReport(run *caseRun) caseResult {
 	cr.Truth = truthReport(run.ev.Truth, run.ev.ProbeErr == "")
 	cr.diag = diagnose(run.evs, run.tr.stderr, run.secrets)
 	cr.workloadRequest, cr.conversation = run.evs.WorkloadRequest(), run.evs.Conversation()
-	cr.PartialUploads = run.evs.PartialUploads()
+	cr.Upload = run.in.Upload
 	cr.Native, cr.NotApplicable = run.native, r.notApplicable()
 	cr.cutMissed = cr.Verdict == report.Inconclusive && run.ev.MissedOnTiming
 	if len(run.hosts) > 0 { // a fleet: any host's cut may be the one that missed

@@ -196,6 +196,9 @@ func (d *RunDir) logEvent(e control.Event) {
 	}
 	add("signal", e.Signal, e.Signal == "")
 	add("detail", e.Detail, e.Detail == "")
+	if e.Upload != nil {
+		data["upload"] = e.Upload
+	}
 	d.Log(eventlog.SourceServer, string(e.Kind), e.Case, data)
 }
 

@@ -2,7 +2,6 @@ package control
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sshrig/sshrig/fault"
@@ -60,6 +59,10 @@ const (
 	// marker and MarkerPID the shell that wrote it (the process the server
 	// started, or any descendant of it).
 	Workload EventKind = "workload"
+	// UploadState says what an upload a step case cut left on the case's
+	// host, measured as the case ends, before its host is removed: Upload
+	// holds it. A case cuts at most one upload.
+	UploadState EventKind = "upload_state"
 )
 
 // Steps of a conversation, as Event.Request names them. Channel requests and
@@ -80,19 +83,12 @@ const (
 	StepSCPUpload = "scp-upload"
 )
 
-// uploadCutText is the part of a request's Detail that says a step case cut
-// an upload there (UploadCut, IsUploadCut).
-const uploadCutText = "upload cut after "
-
 // UploadCut is what a request's Detail says where a step case cut an upload
 // after n bytes of the file arrived: the rest was dropped, the file is left
-// partial.
+// partial (UploadState says what it holds).
 func UploadCut(n int64) string {
-	return fmt.Sprintf("%s%d bytes: the file is left partial", uploadCutText, n)
+	return fmt.Sprintf("upload cut after %d bytes: the file is left partial", n)
 }
-
-// IsUploadCut reports whether a request's Detail says an upload was cut there.
-func IsUploadCut(detail string) bool { return strings.Contains(detail, uploadCutText) }
 
 // Event is one observation of the server, attributed to a case.
 type Event struct {
@@ -134,6 +130,34 @@ type Event struct {
 	// ended before it had.
 	Via     int   `json:"via,omitempty"`
 	ViaSent int64 `json:"via_sent,omitempty"`
+
+	// Upload is an UploadState event's measurement.
+	Upload *Upload `json:"upload,omitempty"`
+}
+
+// Upload is what an upload a step case cut left on the case's host.
+type Upload struct {
+	// Path is the file as the tool named it: the absolute path its SFTP
+	// request resolved to, or scp -t's target with the file's name when
+	// the target is a directory.
+	Path string `json:"path"`
+	// Arrived is how many bytes of the file reached the server before the
+	// cut; the rest was dropped.
+	Arrived int64 `json:"arrived"`
+	// Size and SHA256 are the file's on the host as the case ends (what a
+	// copier wrote of the bytes that arrived: scp -t may write none).
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+	// TempFiles are the other files in the file's directory that an
+	// upload of the case began and never finished (a copier that writes
+	// NAME.tmp and renames it leaves one behind), by name.
+	TempFiles []string `json:"temp_files,omitempty"`
+	// Absent says why there is no file to measure: the tool removed it,
+	// or it lies outside the case's host. Size and SHA256 are then unset.
+	Absent string `json:"absent,omitempty"`
+	// Rewritten: an upload of the same name finished after the cut, so
+	// the file is no longer what the cut left.
+	Rewritten bool `json:"rewritten,omitempty"`
 }
 
 // Arm tells the server where to hold for a case and what the command does when

@@ -10,7 +10,7 @@ import (
 // case run having correlation id and being cut at moment m with cut c
 // (evs is its events, read once): whether the cut landed, how often the
 // command was sent, what the caller could know and could have received,
-// and the truth.
+// what a cut upload left on the host, and the truth.
 // The rig's run (for a tool) and sshrigtest's held operations (for a
 // test's own client) both start from it and add what only they know.
 func (ev *Evidence) VerdictInput(evs evidence.Case, id string, m fault.Moment, c fault.Cut) verdict.Input {
@@ -23,6 +23,7 @@ func (ev *Evidence) VerdictInput(evs evidence.Case, id string, m fault.Moment, c
 		NotLanded:         ev.NotLanded,
 		Attempts:          evs.Attempts(),
 		CredentialRetries: evs.CredentialRetries(),
+		Upload:            evs.Upload(),
 	}
 	knowledge := fault.KnowledgeAt(m, c)
 	if knowledge == fault.NothingSent && ev.Cut != nil && evs.AttemptedOn(ev.Cut.Held()) {

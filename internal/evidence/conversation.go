@@ -5,6 +5,7 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/report"
 )
 
 // Conversation is every request of the case's conversation, in the order
@@ -139,14 +140,16 @@ func MultiStep(conv []fault.Request) bool {
 	return n > 0
 }
 
-// PartialUploads names the uploads a step case cut, which leave a partial
-// file behind on the target (a reconcile command may need to know).
-func (c Case) PartialUploads() []string {
-	var out []string
+// Upload is what the upload a step case cut left on the case's host, as
+// the server measured it when the case ended (its UploadState event); nil
+// when the case cut no upload.
+func (c Case) Upload() *report.Upload {
 	for _, e := range c.events {
-		if e.Kind == control.RequestSeen && control.IsUploadCut(e.Detail) {
-			out = append(out, e.Detail)
+		if e.Kind == control.UploadState && e.Upload != nil {
+			u := e.Upload
+			return &report.Upload{Path: u.Path, Arrived: u.Arrived, Size: u.Size, SHA256: u.SHA256,
+				TempFiles: u.TempFiles, Absent: u.Absent, Rewritten: u.Rewritten}
 		}
 	}
-	return out
+	return nil
 }

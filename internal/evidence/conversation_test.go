@@ -60,3 +60,18 @@ func TestConversationComparesRequestsNotAnswers(t *testing.T) {
 		t.Errorf("added request: ConversationDiffers = %q, want it named", d)
 	}
 }
+
+// TestUpload: the server's measurement of a cut upload is the case's
+// upload, field for field; a case with none has none.
+func TestUpload(t *testing.T) {
+	evs := conversationEvents(false, "/home/u/job.sh")
+	if u := Of(evs, "c-1").Upload(); u != nil {
+		t.Errorf("upload %+v of a case that cut none", u)
+	}
+	st := &control.Upload{Path: "/home/u/job.sh", Arrived: 64, Size: 64, SHA256: "ab", TempFiles: []string{".job.sh.part"}}
+	evs = append(evs, control.Event{Seq: 11, Kind: control.UploadState, Upload: st})
+	u := Of(evs, "c-1").Upload()
+	if u == nil || u.Path != st.Path || u.Arrived != 64 || u.Size != 64 || u.SHA256 != "ab" || len(u.TempFiles) != 1 || !u.LeftPartial() {
+		t.Errorf("upload %+v, want the server's %+v, left partial", u, st)
+	}
+}

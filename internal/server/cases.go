@@ -34,6 +34,7 @@ type caseState struct {
 
 	steps        atomic.Int64 // the conversation's steps so far
 	uploaded     atomic.Int64 // bytes of uploads so far, for a step that cuts one
+	uploads      uploads      // what the uploads did to the host (upload.go)
 	execs        atomic.Int64 // exec and shell requests so far
 	workloadSeen atomic.Bool  // a command of the case passed its start gate
 
@@ -221,7 +222,9 @@ func (s *Server) endCase(c *caseState, why string) {
 			tc.closeByServer()
 		}
 		<-c.work.close()
-		// Every command of the case has been reaped: its host goes.
+		// Every command of the case has been reaped: what a cut upload
+		// left is final, and its host goes.
+		s.emitUploadState(c)
 		if c.host.tree != "" {
 			if err := c.host.close(); err != nil {
 				s.emit(control.Event{Kind: control.ServerProblem, Case: c.id, Detail: "remove the case's host: " + err.Error()})

@@ -24,6 +24,8 @@
 //     home and a /tmp of the case's own, in its tree under the scratch
 //     directory, removed at the case's end: cases running at once never
 //     meet each other's files (host.go, package hostsetup, docs/server.md).
+//     Before it goes, what an upload the case cut left there is measured
+//     and said (upload.go).
 //   - A jump host. A case armed with a jump host (control.Arm.Jump) makes
 //     the server a bastion on the case's first connections: it serves
 //     direct-tcpip to the case's target only, relays the tunnel over a

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -71,6 +72,51 @@ func (h caseHost) close() error {
 		return nil
 	})
 	return os.RemoveAll(h.tree)
+}
+
+// top is the directory a case's files live in: its tree, or, for the
+// shared host, the home.
+func (h caseHost) top() string {
+	if h.tree != "" {
+		return h.tree
+	}
+	return h.home
+}
+
+// treePath maps an absolute path, as the case's commands and SFTP see it,
+// to one relative to top: the home, and on a host of the case's own, /tmp.
+// Anything else is refused, as an unprivileged user's writes there would
+// be; so is the rig's scratch directory (the ledger), wherever it lies.
+func (h caseHost) treePath(p, scratch string) (string, error) {
+	p = path.Clean(p)
+	home := "."
+	if h.tree != "" {
+		home = "home"
+	}
+	if p == h.home {
+		return home, nil
+	}
+	if rel, ok := strings.CutPrefix(p, h.home+"/"); ok {
+		return path.Join(home, rel), nil
+	}
+	inScratch := p == scratch || strings.HasPrefix(p, scratch+"/")
+	if h.privateTmp && !inScratch {
+		if p == "/tmp" {
+			return "tmp", nil
+		}
+		if rel, ok := strings.CutPrefix(p, "/tmp/"); ok {
+			return path.Join("tmp", rel), nil
+		}
+	}
+	return "", fmt.Errorf("%s: %w (outside this host's %s)", p, os.ErrPermission, h.where())
+}
+
+// where names what a case's SFTP can reach.
+func (h caseHost) where() string {
+	if h.privateTmp {
+		return h.home + " and /tmp"
+	}
+	return h.home
 }
 
 // newCaseHost creates a case's tree under the scratch directory.

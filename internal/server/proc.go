@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -51,6 +54,9 @@ type proc struct {
 	reaped   atomic.Bool
 
 	stdinDone <-chan struct{} // set by run: closed when the stdin copier ended
+	// scp, for an `scp -t` without a terminal, reads its stdin (set by
+	// startStdin).
+	scp *scpUpload
 }
 
 // spawnSpec says what to start and how.
@@ -443,6 +449,9 @@ func (p *proc) run(ch gossh.Channel) exitInfo {
 	status := p.supervise(o)
 	for range p.statuses {
 	}
+	if p.scp != nil && status.Exited() && status.ExitStatus() == 0 {
+		p.scp.finished()
+	}
 	p.drainOutputs(o)
 	if p.stdin != nil {
 		p.stdin.Close()
@@ -512,6 +521,9 @@ func (p *proc) startOutputs(ch gossh.Channel) *outputs {
 // client's EOF; the returned channel is closed when the copy ended.
 func (p *proc) startStdin(ch gossh.Channel) <-chan struct{} {
 	stdinDone := make(chan struct{})
+	if p.master == nil && execDetail(p.req.command) == "scp -t" {
+		p.scp = newSCPUpload(p, ch)
+	}
 	go func() {
 		defer close(stdinDone)
 		if p.master != nil {
@@ -519,8 +531,8 @@ func (p *proc) startStdin(ch gossh.Channel) <-chan struct{} {
 			return
 		}
 		var in io.Reader = ch
-		if execDetail(p.req.command) == "scp -t" {
-			in = &scpUpload{p: p, r: ch}
+		if p.scp != nil {
+			in = p.scp
 		}
 		io.Copy(p.stdin, in)
 		p.stdin.Close()
@@ -754,45 +766,143 @@ func signalForSSH(sig syscall.Signal) string {
 	return name
 }
 
-// scpUpload is the stdin of an `scp -t` (a legacy upload): it counts the
-// file's bytes, which follow the "C<mode> <size> <name>" line, so that a
-// step case can cut the upload after fault.Step.UploadBytes of them. At the
-// cut it passes on the bytes before it, holds, and then ends the stream:
-// the rest never arrived, and scp is left with a partial file.
+// scpUpload is the stdin of an `scp -t` (a legacy upload): it follows the
+// protocol's lines ("C<mode> <size> <name>" before each file's bytes, a
+// status byte after them) and counts the files' bytes, so that a step case
+// can cut the upload after fault.Step.UploadBytes of them. At the cut it
+// passes on the bytes before it, holds, and then ends the stream: the rest
+// never arrived, and scp is left with a partial file. It records which
+// files it began (uploads), for the state a cut upload left.
 type scpUpload struct {
-	p        *proc
-	r        io.Reader
-	midLine  bool // within a protocol line (not at its start)
-	inHeader bool // within a "C" line
-	inFile   bool // past the "C" line: the file's bytes
-	done     bool
+	p      *proc
+	r      io.Reader
+	target string // the command's target, as the case's commands see it
+
+	line      []byte // the protocol line read so far
+	left      int64  // bytes of the current file still to come
+	afterData bool   // the status byte after a file's bytes is next
+	file      string // the current file, as the tool named it
+	rel       string // its path in the case's tree ("" outside it)
+	relErr    error
+	arrived   int64 // bytes of the current file that arrived
+	done      bool
+
+	mu    sync.Mutex
+	began []string // files begun, in the case's tree
 }
+
+// newSCPUpload reads the stdin of p, an `scp -t` command, from r.
+func newSCPUpload(p *proc, r io.Reader) *scpUpload {
+	target := scpTarget(p.req.command)
+	switch {
+	case target == "~":
+		target = p.c.host.home
+	case strings.HasPrefix(target, "~/"):
+		target = path.Join(p.c.host.home, target[2:])
+	case !path.IsAbs(target):
+		target = path.Join(p.c.host.home, target)
+	}
+	return &scpUpload{p: p, r: r, target: path.Clean(target)}
+}
+
+// scpTarget is the target of an `scp -t` command line: its last argument
+// that is not an option ("." when there is none).
+func scpTarget(command string) string {
+	target := "."
+	options := true
+	for _, a := range strings.Fields(command)[1:] {
+		switch {
+		case options && a == "--":
+			options = false
+		case options && strings.HasPrefix(a, "-"):
+		default:
+			target = strings.Trim(a, `'"`)
+		}
+	}
+	return target
+}
+
+// maxSCPLine bounds a protocol line kept for its file's name.
+const maxSCPLine = 4096
 
 func (u *scpUpload) Read(b []byte) (int, error) {
 	if u.done {
 		return 0, io.EOF
 	}
 	n, err := u.r.Read(b)
-	start := 0 // where the file's bytes begin in b[:n]
-	for ; start < n && !u.inFile; start++ {
-		switch x := b[start]; {
-		case u.inHeader && x == '\n':
-			u.inFile = true
-		case !u.midLine && x == 'C':
-			u.inHeader = true
+	for i := 0; i < n; {
+		if u.left > 0 { // the file's bytes
+			seg := int(min(int64(n-i), u.left))
+			keep, cut := u.p.c.uploadCut(seg)
+			u.arrived += int64(keep)
+			if cut {
+				u.cutHere()
+				return i + keep, nil
+			}
+			u.left -= int64(seg)
+			i += seg
+			continue
 		}
-		u.midLine = b[start] != '\n'
+		x := b[i]
+		i++
+		switch {
+		case u.afterData:
+			u.afterData = false
+		case x == '\n':
+			u.header(string(u.line))
+			u.line = u.line[:0]
+		case len(u.line) < maxSCPLine:
+			u.line = append(u.line, x)
+		}
 	}
-	if !u.inFile {
-		return n, err
+	return n, err
+}
+
+// header reads a protocol line: a "C" line starts a file.
+func (u *scpUpload) header(line string) {
+	f := strings.SplitN(line, " ", 3)
+	if len(f) != 3 || !strings.HasPrefix(f[0], "C") {
+		return
 	}
-	keep, cut := u.p.c.uploadCut(n - start)
-	if !cut {
-		return n, err
+	size, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil || size < 0 {
+		return
 	}
+	u.left, u.afterData, u.arrived = size, true, 0
+	c := u.p.c
+	// The target names the file, or the directory it goes into.
+	u.file = u.target
+	if rel, err := c.host.treePath(u.target, u.p.s.scratch); err == nil {
+		if root, err := os.OpenRoot(c.host.top()); err == nil {
+			if info, err := root.Stat(rel); err == nil && info.IsDir() {
+				u.file = path.Join(u.target, path.Base(f[2]))
+			}
+			root.Close()
+		}
+	}
+	u.rel, u.relErr = c.host.treePath(u.file, u.p.s.scratch)
+	if u.relErr == nil {
+		c.uploads.began(u.rel)
+		u.mu.Lock()
+		u.began = append(u.began, u.rel)
+		u.mu.Unlock()
+	}
+}
+
+// cutHere records the cut in the current file and holds for it.
+func (u *scpUpload) cutHere() {
 	p := u.p
+	p.c.uploads.cutAt(u.file, u.rel, u.relErr, u.arrived)
 	p.s.reach(p.c, p.tc, p.sid, p.c.arm.Moment)
 	p.s.emitRequest(p.c, p.tc, p.sid, control.StepSCPUpload, false, p.req.command+": "+control.UploadCut(p.c.arm.Step.UploadBytes))
 	u.done = true
-	return start + keep, nil
+}
+
+// finished records that scp -t wrote every file it began: it exited 0.
+func (u *scpUpload) finished() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, rel := range u.began {
+		u.p.c.uploads.finished(rel)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -87,42 +86,9 @@ type sftpFS struct {
 	clientGone atomic.Bool
 }
 
-// rel maps an SFTP path (absolute, cleaned by the library) into the root:
-// the home, and on a host of the case's own, /tmp, as its commands see
-// them. Anything else is refused, as an unprivileged user's writes there
-// would be.
-func (h *sftpFS) rel(p string) (string, error) {
-	p = path.Clean(p)
-	home := "."
-	if h.host.tree != "" {
-		home = "home"
-	}
-	if p == h.host.home {
-		return home, nil
-	}
-	if rel, ok := strings.CutPrefix(p, h.host.home+"/"); ok {
-		return path.Join(home, rel), nil
-	}
-	// The scratch directory (the ledger) is the rig's, wherever it lies.
-	inScratch := p == h.scratch || strings.HasPrefix(p, h.scratch+"/")
-	if h.host.privateTmp && !inScratch {
-		if p == "/tmp" {
-			return "tmp", nil
-		}
-		if rel, ok := strings.CutPrefix(p, "/tmp/"); ok {
-			return path.Join("tmp", rel), nil
-		}
-	}
-	return "", fmt.Errorf("%s: %w (outside this host's %s)", p, os.ErrPermission, h.where())
-}
-
-// where names what the case's SFTP can reach.
-func (h *sftpFS) where() string {
-	if h.host.privateTmp {
-		return h.host.home + " and /tmp"
-	}
-	return h.host.home
-}
+// rel maps an SFTP path (absolute, cleaned by the library) into the root
+// (caseHost.treePath).
+func (h *sftpFS) rel(p string) (string, error) { return h.host.treePath(p, h.scratch) }
 
 // step records an SFTP request with how it ended.
 func (h *sftpFS) step(r *sftp.Request, err error, detail string) {
@@ -179,7 +145,10 @@ func (h *sftpFS) openFile(r *sftp.Request, flag int) (*sftpFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	sf := &sftpFile{h: h, f: f, path: r.Filepath}
+	sf := &sftpFile{h: h, f: f, path: r.Filepath, rel: rel, writing: flag&(os.O_WRONLY|os.O_RDWR) != 0}
+	if sf.writing {
+		h.ss.c.uploads.began(rel)
+	}
 	h.mu.Lock()
 	if h.open == nil {
 		h.open = map[*sftpFile]bool{}
@@ -247,7 +216,11 @@ func (h *sftpFS) filecmd(r *sftp.Request) error {
 		if err != nil {
 			return err
 		}
-		return h.root.Rename(rel, to)
+		if err := h.root.Rename(rel, to); err != nil {
+			return err
+		}
+		h.ss.c.uploads.renamed(rel, to, r.Target)
+		return nil
 	case "Rmdir", "Remove":
 		return h.root.Remove(rel)
 	case "Mkdir":
@@ -318,9 +291,17 @@ func (h *sftpFS) filelist(r *sftp.Request) (sftp.ListerAt, error) {
 
 // sftpFile is an open file; every write and the close are steps.
 type sftpFile struct {
-	h    *sftpFS
-	f    *os.File
-	path string
+	h       *sftpFS
+	f       *os.File
+	path    string // as the tool named it
+	rel     string // in the case's tree
+	writing bool   // opened for writing: an upload
+	// arrived counts the bytes written through the handle; cut says a
+	// step case cut the upload in it. The request server hands writes to
+	// several workers at once: mu orders a handle's.
+	mu      sync.Mutex
+	arrived int64
+	cut     bool
 }
 
 func (f *sftpFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(p, off) }
@@ -329,13 +310,27 @@ func (f *sftpFile) ReadAt(p []byte, off int64) (int, error) { return f.f.ReadAt(
 // upload after N bytes, the write that carries byte N keeps only the bytes
 // up to it (the rest never arrived, as far as the file is concerned), the
 // server holds for the cut, and the write fails: the file is left partial,
-// as a transfer cut off in the middle leaves it.
+// as a transfer cut off in the middle leaves it. Writes the client had
+// already sent on the handle are dropped as well.
 func (f *sftpFile) WriteAt(p []byte, off int64) (int, error) {
 	ss := f.h.ss
+	f.mu.Lock()
+	if f.cut {
+		f.mu.Unlock()
+		err := errUploadCut
+		_, _, armed := ss.s.emitRequest(ss.c, ss.tc, ss.id, control.StepSFTPPrefix+"write", false, fmt.Sprintf("%s @%d: %v", f.path, off, err))
+		ss.s.holdStep(ss.c, ss.tc, ss.id, armed)
+		return 0, err
+	}
 	keep, cut := ss.c.uploadCut(len(p))
 	n, err := f.f.WriteAt(p[:keep], off)
+	f.arrived += int64(n)
+	f.cut = cut
+	arrived := f.arrived
+	f.mu.Unlock()
 	detail := fmt.Sprintf("%s @%d +%d", f.path, off, n)
 	if cut {
+		ss.c.uploads.cutAt(f.path, f.rel, nil, arrived)
 		// The hold comes first: the cut lands once the bytes arrived,
 		// and the failed write is recorded after it.
 		ss.s.reach(ss.c, ss.tc, ss.id, ss.c.arm.Moment)
@@ -354,6 +349,8 @@ func (f *sftpFile) WriteAt(p []byte, off int64) (int, error) {
 // errUploadCut fails the write a step case cut an upload in.
 var errUploadCut = errors.New("upload cut: the rest of the write never arrived")
 
+// Close closes the file; a client's close of an upload it wrote to the end
+// finishes that upload.
 func (f *sftpFile) Close() error {
 	f.h.mu.Lock()
 	delete(f.h.open, f)
@@ -363,6 +360,12 @@ func (f *sftpFile) Close() error {
 		return err
 	}
 	ss := f.h.ss
+	f.mu.Lock()
+	finished := err == nil && f.writing && !f.cut
+	f.mu.Unlock()
+	if finished {
+		ss.c.uploads.finished(f.rel)
+	}
 	detail := f.path
 	if err != nil {
 		detail += ": " + err.Error()

@@ -36,6 +36,9 @@ const (
 	// RuleAmbiguous: the tool's own report (read by a reading) stood, across
 	// the run, for honest answers that call for different next actions.
 	RuleAmbiguous = "ambiguous_report"
+	// RulePartialUpload: the tool reports success while an upload it sent
+	// was cut and left a partial file on the host (Input.Upload).
+	RulePartialUpload = "partial_upload_claimed"
 )
 
 // Delivered is the result the server delivered before the cut, for moments
@@ -154,6 +157,10 @@ type Input struct {
 	// Log says what the run's event log holds for the correlation id, when
 	// the run keeps one (nil: no log, nothing to check).
 	Log *LogRecord
+
+	// Upload, for a step case that cut an upload, is what the cut left on
+	// the host (evidence.Case.Upload); nil otherwise.
+	Upload *report.Upload
 
 	// Steps, for a step-sequence case, are the operations the tool ran on
 	// the server; FirstUnknown says the first create's result never reached
@@ -412,6 +419,13 @@ func (j *judging) evidence() {
 		case r.Category == result.ConfirmedFailure && in.Delivered == nil && in.RetryDelivered == nil && in.ResendDelivered == nil && !statusInOutput(in, r):
 			j.add(report.AssertEvidence, RuleContradiction, "the server saw the command start and delivered no exit status; the tool says confirmed_failure")
 		}
+	}
+	// The host's own record of an upload against the tool's report: a
+	// file cut part-way is not an operation that succeeded, whatever ran
+	// afterwards (a truncated script may even run and exit 0). A later
+	// upload of the same name that finished put the file right.
+	if j.v.Reported != nil && (r.OK || r.Category == result.Succeeded) && in.Upload.LeftPartial() {
+		j.add(report.AssertEvidence, RulePartialUpload, "the tool says %s, but its upload was cut and left a partial file on the host: %s", r.Category, in.Upload)
 	}
 }
 

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -393,6 +394,46 @@ func TestRelayedByHelper(t *testing.T) {
 			}
 			if tc.rule != "" && (len(v.Violations) == 0 || v.Violations[0].Rule != tc.rule) {
 				t.Fatalf("violations %v, want %s first", v.Violations, tc.rule)
+			}
+		})
+	}
+}
+
+// TestPartialUploadClaimed: at a step case that cut the tool's upload, a
+// report of success fails by its own named rule beside unsafe_category,
+// and only while the host holds the partial file; an honest local_failure
+// passes.
+func TestPartialUploadClaimed(t *testing.T) {
+	partial := &report.Upload{Path: "/home/u/job.sh", Arrived: 64, Size: 64, SHA256: "ab"}
+	base := Input{Moment: fault.PrepStep, Cut: fault.Reset, CorrelationID: "c-1", Operation: "op", Landed: true,
+		Truth: &reconcile.Truth{State: reconcile.NotStarted}, Upload: partial,
+		Stdout: resultJSON("succeeded", "never", "c-1", true)}
+	for _, tc := range []struct {
+		name      string
+		mod       func(*Input)
+		wantRules []string
+	}{
+		{"success claimed", func(*Input) {}, []string{RuleUnsafeCategory, RulePartialUpload}},
+		{"honest local_failure", func(in *Input) { in.Stdout = resultJSON("local_failure", "bounded", "c-1", false) }, nil},
+		{"file removed", func(in *Input) { in.Upload = &report.Upload{Path: partial.Path, Arrived: 64, Absent: "no file there"} }, []string{RuleUnsafeCategory}},
+		{"file rewritten", func(in *Input) {
+			in.Upload = &report.Upload{Path: partial.Path, Arrived: 64, Size: 4096, SHA256: "cd", Rewritten: true}
+		}, []string{RuleUnsafeCategory}},
+		{"no upload cut", func(in *Input) { in.Upload = nil }, []string{RuleUnsafeCategory}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := base
+			tc.mod(&in)
+			v := Judge(in)
+			var rules []string
+			for _, x := range v.Violations {
+				rules = append(rules, x.Rule)
+				if x.Rule == RulePartialUpload && (x.Assertion != report.AssertEvidence || !strings.Contains(x.Detail, "64 of its bytes arrived; on the host 64 bytes, sha256 ab")) {
+					t.Errorf("%s: %s", x.Rule, x)
+				}
+			}
+			if !slices.Equal(rules, tc.wantRules) {
+				t.Errorf("rules %v, want %v (%v)", rules, tc.wantRules, v.Violations)
 			}
 		})
 	}

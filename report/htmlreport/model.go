@@ -129,7 +129,10 @@ type pageCaseRun struct {
 	Violations                                     []string
 	// Hosts, for a case run on a fleet, is each host's verdict, one line
 	// each (report.HostReport.Line).
-	Hosts  []pageHost
+	Hosts []pageHost
+	// Upload, for a step case that cut an upload, is what the cut left on
+	// the host (report.Upload.String).
+	Upload string
 	Rules  string // "|assertion/rule|…|", for the filters
 	Reason string
 	Open   bool
@@ -257,6 +260,9 @@ func build(runs []*Run) page {
 			}
 			for _, h := range cr.Hosts {
 				cv.Hosts = append(cv.Hosts, pageHost{Class: string(h.Verdict), Line: h.Line()})
+			}
+			if cr.Upload != nil {
+				cv.Upload = cr.Upload.String()
 			}
 			for _, v := range cr.Violations {
 				rule := v.Assertion + "/" + v.Rule

@@ -43,3 +43,22 @@ func TestKernelNetworkNamed(t *testing.T) {
 		t.Fatalf("proxy run named %q", p.Runs[0].Target)
 	}
 }
+
+// A step case that cut an upload shows, in its case run, what the cut left
+// on the host: the file, the bytes that arrived, its size and hash there.
+func TestCutUploadShown(t *testing.T) {
+	up := &report.Upload{Path: "/home/u/job.sh", Arrived: 64, Size: 64, SHA256: "9f2c"}
+	r := &Run{Name: "u", Report: &report.Report{Tool: "exec:x", Target: "embedded", Cases: []report.CaseReport{
+		{ID: "step.upload-64B.reset", Verdict: report.Fail, Upload: up,
+			Violations: []report.Violation{{Assertion: report.AssertEvidence, Rule: "partial_upload_claimed", Detail: "…"}}},
+		{ID: "exec.reset.survive", Verdict: report.Pass},
+	}}}
+	var b strings.Builder
+	if err := Write(&b, []*Run{r}); err != nil {
+		t.Fatal(err)
+	}
+	want := "cut upload: /home/u/job.sh: 64 of its bytes arrived; on the host 64 bytes, sha256 9f2c"
+	if n := strings.Count(b.String(), "cut upload: "); n != 1 || !strings.Contains(b.String(), want) {
+		t.Errorf("the page shows %d cut uploads; want one: %q", n, want)
+	}
+}
