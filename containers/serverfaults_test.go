@@ -53,6 +53,11 @@ func TestServerFaultsSameAsEmbedded(t *testing.T) {
 	t.Log(rep.SummaryLine())
 	if rep.Summary.Pass != len(reboots) {
 		t.Errorf("ssh-reconcile-honest.sh on container: %s", rep.SummaryLine())
+		for _, c := range rep.Cases {
+			if c.Verdict != report.Pass {
+				t.Logf("%s %s: %v %s", c.ID, c.Verdict, c.Violations, c.Reason)
+			}
+		}
 	}
 	for _, c := range rep.Cases {
 		if c.ID == "reboot.finished" && (c.Reported == nil || !strings.Contains(c.Reported.Message, "reconcile probe says completed")) {

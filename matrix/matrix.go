@@ -334,7 +334,8 @@ func Applies(c Case, t tool.Tool) (bool, string) {
 				// An MCP server killed mid-call is a defect of its own (mcp_server_died), not a lost helper.
 				why = " speaks a protocol of its own (MCP), and the rig does not kill its server as a helper"
 			}
-			return false, c.Cut.String() + " acts on the local process that owns the tool's socket (e.g. the ssh child of a wrapper); " + t.Name() + why
+			verb := map[fault.Cut]string{fault.KillHelper: "kills", fault.WedgeHelper: "stops", fault.ExpireHelper: "ends"}[c.Cut]
+			return false, c.Cut.String() + " " + verb + " the local process that owns the tool's socket (e.g. the ssh child of a wrapper); " + t.Name() + why
 		}
 	}
 	return true, ""

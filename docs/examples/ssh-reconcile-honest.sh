@@ -6,7 +6,8 @@
 #
 #   sshrig run --server-faults --cases 'reboot.*' --tool 'exec:docs/examples/ssh-reconcile-honest.sh'
 #
-# The attempt is ssh-honest.sh's, with half the budget. Its report stands: a
+# The attempt is ssh-honest.sh's, with all but three seconds of the budget
+# (those are kept to look). Its report stands: a
 # probe's answer never turns outcome_unknown into a success or a failure (the
 # planner decides what happens next, told what the probe found), and nothing
 # is run a second time. Compare ssh-retry-naive.sh, which runs it again.
@@ -22,7 +23,14 @@ report() { # category retry message
 
 start=$(date +%s)
 deadline_ms=${SSHRIG_DEADLINE_MS:-5000}
-first=$(SSHRIG_DEADLINE_MS=$(( deadline_ms / 2 )) "$here/ssh-honest.sh")
+# The attempt gets the budget but for three seconds kept to look, where
+# there is a probe to look with (and at least two seconds).
+attempt_ms=$deadline_ms
+if [ -n "${SSHRIG_RECONCILE_COMMAND:-}" ]; then
+	attempt_ms=$(( deadline_ms - 3000 ))
+	[ "$attempt_ms" -ge 2000 ] || attempt_ms=2000
+fi
+first=$(SSHRIG_DEADLINE_MS=$attempt_ms "$here/ssh-honest.sh")
 case "$first" in
 *'"category":"outcome_unknown"'*) ;;
 *)
