@@ -65,7 +65,14 @@ func TestJumpHostOpensOnlyTheTarget(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the tunnel to the target: %v", err)
 	}
-	tunnel.Close()
+	// A handshake through it: the target's server has then accepted the
+	// tunnel's connection. Closed at once, the tunnel could end before the
+	// target's cutter reached the server, and the events would not show it.
+	tc, tchans, treqs, err := gossh.NewClientConn(tunnel, jumped.Addr(), jumped.ClientConfig())
+	if err != nil {
+		t.Fatalf("a handshake with the target through the tunnel: %v", err)
+	}
+	gossh.NewClient(tc, tchans, treqs).Close()
 	jc.Close()
 	ev, err = jumped.Finish(ctx, time.Second)
 	if err != nil {
