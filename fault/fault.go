@@ -309,12 +309,10 @@ func (c Cut) ServerSide() bool { return c >= ServerCrash && c <= EOFOnly }
 // connection; every transport cut at any moment that cuts.
 func (c Cut) FitsMoment(m Moment) bool {
 	switch c {
-	case Stall:
+	case Stall, Reboot:
 		return m.InCommandWindow()
 	case NoExitStatus, EOFOnly:
 		return m == Finished
-	case Reboot:
-		return m.InCommandWindow()
 	}
 	return m.HasCut()
 }

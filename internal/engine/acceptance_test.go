@@ -63,65 +63,76 @@ func landsEveryTime(t *testing.T, env *Env, cuts []fault.Cut) {
 			pairs = append(pairs, pair{m, cut})
 		}
 	}
-	const workers = 4 // cases in parallel on the one server
 	for _, p := range pairs {
 		name := p.m.String() + "." + p.cut.String()
 		if p.m == fault.Refuse {
 			name = p.m.String()
 		}
 		t.Run(name, func(t *testing.T) {
-			var landed, settledWrong int
-			var mu sync.Mutex
-			var failures []string
-			jobs := make(chan int)
-			var wg sync.WaitGroup
-			for w := 0; w < workers; w++ {
-				wg.Go(func() {
-					for range jobs {
-						ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-						run, err := env.Begin(ctx, Spec{ID: env.NewID(), Moment: p.m, Cut: p.cut, Disposition: fault.Survive, OutputBytes: 8})
-						if err != nil {
-							cancel()
-							mu.Lock()
-							failures = append(failures, "begin: "+err.Error())
-							mu.Unlock()
-							continue
-						}
-						cmd, _ := run.Wrap(workload(0))
-						runClientUntilCut(ctx, run, cmd)
-						ev, err := run.Finish(ctx, 5*time.Second)
-						cancel()
-						mu.Lock()
-						switch {
-						case err != nil:
-							failures = append(failures, "finish: "+err.Error())
-						case !ev.Landed:
-							failures = append(failures, ev.NotLanded)
-						default:
-							landed++
-							if ev.Truth.State != ExpectTruth(p.m, p.cut, fault.Survive) || !ev.Truth.Agree() {
-								settledWrong++
-								failures = append(failures, "truth "+ev.Truth.String()+" "+ev.Truth.Disagreement)
-							}
-						}
-						mu.Unlock()
-					}
-				})
-			}
-			for i := 0; i < reps; i++ {
-				jobs <- i
-			}
-			close(jobs)
-			wg.Wait()
-			if landed != reps || settledWrong != 0 {
-				if len(failures) > 5 {
-					failures = failures[:5]
-				}
-				t.Fatalf("landed %d of %d, wrong truth %d; first failures: %s", landed, reps, settledWrong, strings.Join(failures, " | "))
-			}
-			t.Logf("landed %d of %d", landed, reps)
+			landsRepeatedly(t, env, reps, Spec{Moment: p.m, Cut: p.cut, Disposition: fault.Survive, OutputBytes: 8})
 		})
 	}
+}
+
+// landsRepeatedly runs spec (a fresh id each time) reps times, four case
+// runs at a time on env's one server, each with an in-process client until
+// the cut, and fails unless every run landed with the truth ExpectTruth
+// gives and the ledger and the server agree.
+func landsRepeatedly(t *testing.T, env *Env, reps int, spec Spec) {
+	t.Helper()
+	const workers = 4 // cases in parallel on the one server
+	var landed, wrong int
+	var mu sync.Mutex
+	var failures []string
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Go(func() {
+			for range jobs {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				s := spec
+				s.ID = env.NewID()
+				run, err := env.Begin(ctx, s)
+				if err != nil {
+					cancel()
+					mu.Lock()
+					failures = append(failures, "begin: "+err.Error())
+					mu.Unlock()
+					continue
+				}
+				cmd, _ := run.Wrap(workload(0))
+				runClientUntilCut(ctx, run, cmd)
+				ev, err := run.Finish(ctx, 5*time.Second)
+				cancel()
+				mu.Lock()
+				switch {
+				case err != nil:
+					failures = append(failures, "finish: "+err.Error())
+				case !ev.Landed:
+					failures = append(failures, ev.NotLanded)
+				default:
+					landed++
+					if want := ExpectTruth(spec.Moment, spec.Cut, spec.Disposition); ev.Truth.State != want || !ev.Truth.Agree() {
+						wrong++
+						failures = append(failures, fmt.Sprintf("truth %s, want %s %s", ev.Truth, want, ev.Truth.Disagreement))
+					}
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := 0; i < reps; i++ {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if landed != reps || wrong != 0 {
+		if len(failures) > 5 {
+			failures = failures[:5]
+		}
+		t.Fatalf("landed %d of %d, wrong truth %d; first failures: %s", landed, reps, wrong, strings.Join(failures, " | "))
+	}
+	t.Logf("landed %d of %d", landed, reps)
 }
 
 // TestParallelAttribution runs 16 cases at once on one server and checks that
@@ -600,63 +611,13 @@ func TestServerFaultsLandEveryTime(t *testing.T) {
 			}
 		}
 	}
-	const workers = 4
 	for _, p := range all {
 		t.Run(p.cut.String()+"."+p.m.String()+"."+p.d.String(), func(t *testing.T) {
-			var landed, wrong int
-			var mu sync.Mutex
-			var failures []string
-			jobs := make(chan int)
-			var wg sync.WaitGroup
-			for w := 0; w < workers; w++ {
-				wg.Go(func() {
-					for range jobs {
-						ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-						spec := Spec{ID: env.NewID(), Moment: p.m, Cut: p.cut, Disposition: p.d, OutputBytes: 8}
-						if p.cut == fault.Reboot {
-							spec.RebootPause = 20 * time.Millisecond
-						}
-						run, err := env.Begin(ctx, spec)
-						if err != nil {
-							cancel()
-							mu.Lock()
-							failures = append(failures, "begin: "+err.Error())
-							mu.Unlock()
-							continue
-						}
-						cmd, _ := run.Wrap(workload(0))
-						runClientUntilCut(ctx, run, cmd)
-						ev, err := run.Finish(ctx, 5*time.Second)
-						cancel()
-						mu.Lock()
-						switch {
-						case err != nil:
-							failures = append(failures, "finish: "+err.Error())
-						case !ev.Landed:
-							failures = append(failures, ev.NotLanded)
-						default:
-							landed++
-							if want := ExpectTruth(p.m, p.cut, p.d); ev.Truth.State != want || !ev.Truth.Agree() {
-								wrong++
-								failures = append(failures, fmt.Sprintf("truth %s, want %s %s", ev.Truth, want, ev.Truth.Disagreement))
-							}
-						}
-						mu.Unlock()
-					}
-				})
+			spec := Spec{Moment: p.m, Cut: p.cut, Disposition: p.d, OutputBytes: 8}
+			if p.cut == fault.Reboot {
+				spec.RebootPause = 20 * time.Millisecond
 			}
-			for i := 0; i < reps; i++ {
-				jobs <- i
-			}
-			close(jobs)
-			wg.Wait()
-			if landed != reps || wrong != 0 {
-				if len(failures) > 5 {
-					failures = failures[:5]
-				}
-				t.Fatalf("landed %d of %d, wrong truth %d; first failures: %s", landed, reps, wrong, strings.Join(failures, " | "))
-			}
-			t.Logf("landed %d of %d", landed, reps)
+			landsRepeatedly(t, env, reps, spec)
 		})
 	}
 }

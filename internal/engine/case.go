@@ -757,12 +757,7 @@ func (r *Run) cutAt(ev control.Event) {
 			t.Stop()
 		}
 	}
-	relCtx, relCancel := context.WithTimeout(r.ctx, 10*time.Second)
-	if err := r.env.ctl.Do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
-		rec.Err = "release: " + err.Error()
-	}
-	relCancel()
-	rec.Released = time.Now()
+	r.release(ev, rec)
 	if ev.Moment == fault.Exec {
 		r.mu.Lock()
 		settled := r.settled
@@ -775,12 +770,7 @@ func (r *Run) cutAt(ev control.Event) {
 		}
 		t.Stop()
 	}
-	r.mu.Lock()
-	if r.cut == nil {
-		r.cut = rec
-		close(r.cutDone)
-	}
-	r.mu.Unlock()
+	r.record(rec)
 }
 
 // Events returns the case's events recorded so far.
@@ -809,18 +799,8 @@ func (r *Run) stallAt(ev control.Event) {
 	case <-r.ctx.Done():
 		rec.Err = "the case ended before the tool returned"
 	}
-	relCtx, relCancel := context.WithTimeout(r.ctx, 10*time.Second)
-	if err := r.env.ctl.Do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
-		rec.Err = "release: " + err.Error()
-	}
-	relCancel()
-	rec.Released = time.Now()
-	r.mu.Lock()
-	if r.cut == nil {
-		r.cut = rec
-		close(r.cutDone)
-	}
-	r.mu.Unlock()
+	r.release(ev, rec)
+	r.record(rec)
 }
 
 // faultAt has the server make the far side's fault at the hold (a crash,
@@ -833,9 +813,10 @@ func (r *Run) faultAt(ev control.Event) {
 	defer r.cuts.Done()
 	rec := &CutRecord{Moment: ev.Moment, Kind: r.spec.Cut, Conn: ev.Conn, HoldSeq: ev.Seq, EventTime: ev.Time, Sent: ev.Sent}
 	ctx, cancel := context.WithTimeout(r.ctx, r.env.opts.FlushTimeout)
+	start := time.Now()
 	st, err := r.cutter.WaitDelivered(ctx, ev.Conn, ev.Sent)
 	cancel()
-	rec.FlushWait, rec.Delivered = time.Since(ev.Time), st.ToClient
+	rec.FlushWait, rec.Delivered = time.Since(start), st.ToClient
 	if err != nil {
 		rec.ToolLeft = errors.Is(err, cutter.ErrConnClosed)
 	}
@@ -867,12 +848,25 @@ func (r *Run) faultAt(ev control.Event) {
 	if err != nil {
 		rec.Err = err.Error()
 	}
+	r.release(ev, rec)
+	r.record(rec)
+}
+
+// release ends the server's hold announced by ev, whatever the cut did
+// there, and notes when in rec (with the release's own failure, if the cut
+// had none).
+func (r *Run) release(ev control.Event, rec *CutRecord) {
 	relCtx, relCancel := context.WithTimeout(r.ctx, 10*time.Second)
 	if err := r.env.ctl.Do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
 		rec.Err = "release: " + err.Error()
 	}
 	relCancel()
 	rec.Released = time.Now()
+}
+
+// record keeps rec as the case's cut (the first one only) and says the cut
+// is done.
+func (r *Run) record(rec *CutRecord) {
 	r.mu.Lock()
 	if r.cut == nil {
 		r.cut = rec

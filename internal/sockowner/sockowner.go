@@ -138,14 +138,14 @@ func Signal(ctx context.Context, pids []int, sig unix.Signal) error {
 			errs = append(errs, fmt.Errorf("sockowner: pidfd %d: %w", pid, err))
 			continue
 		}
-		wait := func() error { return waitExit(ctx, fd) }
+		wait, what := func() error { return waitExit(ctx, fd) }, "exit"
 		if sig == unix.SIGSTOP {
-			wait = func() error { return waitStopped(ctx, pid, fd) }
+			wait, what = func() error { return waitStopped(ctx, pid, fd) }, "stop"
 		}
 		if err := unix.PidfdSendSignal(fd, sig, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
 			errs = append(errs, fmt.Errorf("sockowner: %v to %d: %w", unix.SignalName(sig), pid, err))
 		} else if err := wait(); err != nil {
-			errs = append(errs, fmt.Errorf("sockowner: %d did not %s: %w", pid, map[bool]string{true: "stop", false: "exit"}[sig == unix.SIGSTOP], err))
+			errs = append(errs, fmt.Errorf("sockowner: %d did not %s: %w", pid, what, err))
 		}
 		unix.Close(fd)
 	}

@@ -6,8 +6,12 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseAddr(t *testing.T) {
@@ -78,5 +82,37 @@ func TestFindsAndKillsOwner(t *testing.T) {
 	}
 	if _, err := Inode(netip.MustParseAddrPort("127.0.0.1:1"), remote); err == nil {
 		t.Fatal("found a socket that does not exist")
+	}
+}
+
+// A stopped process (a wedged helper) is stopped when Signal returns, and
+// still there: Kill then ends it.
+func TestStopThenKill(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := Signal(ctx, []int{cmd.Process.Pid}, unix.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := string(b); !strings.Contains(st, ") T ") && !strings.Contains(st, ") t ") {
+		t.Fatalf("after SIGSTOP the process is not stopped: %s", st)
+	}
+	if err := Kill(ctx, []int{cmd.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		t.Fatal("the stopped process did not die of SIGKILL")
 	}
 }
