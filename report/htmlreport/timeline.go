@@ -178,6 +178,12 @@ func (d *drawer) server(e event, t int) {
 		d.point(laneServer, t, "exit status "+str(e, "exit_code")+str(e, "signal")+" sent", clsPlain)
 	case "server/transport_lost":
 		d.point(laneServer, t, "transport lost", clsPlain)
+	case "server/server_fault":
+		// The far side's fault (docs/server-faults.md): its detail says
+		// what the server did, which the cut's own point does not.
+		d.point(laneServer, t, "server fault: "+str(e, "detail"), clsCut)
+	case "server/exit_withheld":
+		d.point(laneServer, t, "exit status withheld: "+str(e, "detail"), clsCut)
 	case "server/released":
 		d.point(laneServer, t, "hold released", clsPlain)
 	case "server/proc_spawned":

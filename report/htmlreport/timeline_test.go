@@ -62,3 +62,25 @@ func TestCutUploadShown(t *testing.T) {
 		t.Errorf("the page shows %d cut uploads; want one: %q", n, want)
 	}
 }
+
+// A case of the far side's faults draws what the server did: the fault at
+// the hold, and the exit status it withheld.
+func TestServerFaultDrawn(t *testing.T) {
+	t0 := time.Unix(1, 0)
+	evs := []event{
+		{Time: t0, Source: "server", Event: "server_fault", Data: map[string]any{"detail": "no-exit-status: the held session's exit status will be withheld"}},
+		{Time: t0.Add(time.Millisecond), Source: "server", Event: "exit_withheld", Data: map[string]any{"detail": "EOF and close, no exit status"}},
+	}
+	labels := &labelTab{idx: map[string]int{}}
+	tl := drawCase(report.CaseReport{Verdict: report.Pass}, evs, labels)
+	var drawn []string
+	for _, p := range tl.Points {
+		drawn = append(drawn, labels.list[p[2]])
+	}
+	want := []string{"server fault: no-exit-status: the held session's exit status will be withheld", "exit status withheld: EOF and close, no exit status"}
+	for _, w := range want {
+		if !strings.Contains(strings.Join(drawn, "\n"), w) {
+			t.Errorf("drawn %q, want %q among them", drawn, w)
+		}
+	}
+}
