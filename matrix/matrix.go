@@ -43,6 +43,10 @@ type Case struct {
 	// Scenario, when set, makes the case a step sequence for agent-like
 	// tools (ScenarioRecordNote).
 	Scenario string
+	// Approval, for an agent under test (sshrig agent, matrix/agent.yaml),
+	// makes every call that changes something need the person's approval,
+	// and says how the person the rig plays answers (tool.ApprovalModes).
+	Approval string
 	// ReconcileProbe is the operation's reconcile probe: a shell command
 	// run on the target that prints one answer about the correlation id
 	// (docs/reconcile.md). Tools get it as Target.Reconcile.
@@ -108,6 +112,9 @@ func (c Case) Expectation() *Expected {
 		return &Expected{Category: result.RateLimited, Retry: result.AfterDelay}
 	case c.Fixture != "":
 		return &Expected{Category: result.MalformedResponse, Retry: result.Never}
+	case c.Approval == tool.ApprovalDeny || c.Approval == tool.ApprovalSilent:
+		// The person refused, or never answered: nothing may be done.
+		return &Expected{Category: result.AuthorizationDenied, Retry: result.Never}
 	}
 	return nil
 }
@@ -187,6 +194,17 @@ const ServerMatrixFile = "server.yaml (embedded)"
 // crashes, its host reboots, or a command's channel ends without its exit
 // status, each at the moments where it can come.
 func ServerMatrix() []Case { return embedded(ServerMatrixFile, serverMatrixYAML) }
+
+//go:embed agent.yaml
+var agentMatrixYAML []byte
+
+// AgentMatrixFile names the embedded agent matrix in errors and reports.
+const AgentMatrixFile = "agent.yaml (embedded)"
+
+// AgentMatrix is the embedded matrix of an agent under test (sshrig agent,
+// matrix/agent.yaml, docs/agents.md): the record-and-note task with a cut
+// at each moment of its create, and the approval cases.
+func AgentMatrix() []Case { return embedded(AgentMatrixFile, agentMatrixYAML) }
 
 //go:embed kernel.yaml
 var kernelMatrixYAML []byte
@@ -327,6 +345,11 @@ func SplitGlobs(s string) []string {
 
 // Applies reports whether case c can run against t, and if not, why.
 func Applies(c Case, t tool.Tool) (bool, string) {
+	if c.Approval != "" {
+		if _, ok := t.(tool.Agent); !ok {
+			return false, "approval " + c.Approval + " is the person an agent asks before it changes something; " + t.Name() + " is no agent driving the rig's MCP tools (sshrig agent --agent)"
+		}
+	}
 	if c.Cut.HelperCut() && c.Moment.HasCut() {
 		if _, ok := t.(tool.Process); !ok {
 			why := " runs inside the rig's own process"

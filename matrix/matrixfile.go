@@ -3,6 +3,7 @@ package matrix
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/sshrig/sshrig/internal/yamlnode"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/result"
+	"github.com/sshrig/sshrig/tool"
 )
 
 // A matrix file is YAML whose top-level cases: key holds the list of cases
@@ -50,7 +52,7 @@ const HostKeyChanged = "changed"
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "scenario", "reconcile_probe", "stall", "host", "host_key", "hop", "cut_hosts", "reboot_pause", "budget", "expect", "notes", "link", "answer_delay",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "approval", "reconcile_probe", "stall", "host", "host_key", "hop", "cut_hosts", "reboot_pause", "budget", "expect", "notes", "link", "answer_delay",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -341,6 +343,13 @@ func (l *loader) scenarioField(c *Case, key, field, path string, v ast.Node, pos
 				l.Fail(v.GetToken(), field, "unknown scenario %q (valid: %s)", s, ScenarioRecordNote)
 			}
 			c.Scenario = s
+		}
+	case "approval":
+		if s, ok := l.Str(v, field); ok {
+			if !slices.Contains(tool.ApprovalModes(), s) {
+				l.Fail(v.GetToken(), field, "unknown approval %q (valid: %s)", s, strings.Join(tool.ApprovalModes(), ", "))
+			}
+			c.Approval = s
 		}
 	case "reconcile_probe":
 		if s, ok := l.Str(v, field); ok {

@@ -3,11 +3,13 @@ package matrix
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/markers"
+	"github.com/sshrig/sshrig/tool"
 )
 
 // CaseError is one problem with one field of a case, whether it was built in
@@ -102,6 +104,14 @@ func (c Case) fieldProblems() []*CaseError {
 	}
 	if c.Scenario != "" && c.Scenario != ScenarioRecordNote {
 		add("scenario", "unknown scenario %q (valid: %s)", c.Scenario, ScenarioRecordNote)
+	}
+	if c.Approval != "" {
+		if !slices.Contains(tool.ApprovalModes(), c.Approval) {
+			add("approval", "unknown approval %q (valid: %s)", c.Approval, strings.Join(tool.ApprovalModes(), ", "))
+		}
+		if c.Scenario == "" {
+			add("approval", "approvals are asked for in the %s scenario: add scenario: %s", ScenarioRecordNote, ScenarioRecordNote)
+		}
 	}
 	if c.ReconcileProbe != "" && strings.TrimSpace(c.ReconcileProbe) == "" {
 		add("reconcile_probe", "is empty: give the probe's shell command, or leave the field out")

@@ -15,6 +15,7 @@ import (
 	"github.com/sshrig/sshrig/reading"
 	"github.com/sshrig/sshrig/reconcile"
 	"github.com/sshrig/sshrig/result"
+	"github.com/sshrig/sshrig/tool"
 )
 
 // ReportVersion is the report.json format version.
@@ -175,6 +176,9 @@ type CaseReport struct {
 	// Upload, for a step case that cut an upload, is what the cut left on
 	// the case's host.
 	Upload *Upload `json:"upload,omitempty"`
+	// Agent, for an agent under test (sshrig agent), is its run's own
+	// account: every call, the approvals, the final answers.
+	Agent *AgentReport `json:"agent,omitempty"`
 	// Native, for a tool read by a reading, is the value its own report
 	// became (the reading's rule); NotApplicable names the checks its report
 	// cannot meet (it echoes no correlation id), neither passed nor failed.
@@ -554,4 +558,16 @@ func (r *Report) WriteAmbiguities(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\n", a.Native, strings.Join(parts, "; "), a.CaseCount())
 	}
 	return tw.Flush()
+}
+
+// AgentReport is an agent case run's account (sshrig agent): every MCP call
+// the agent made in order, with the result it saw, the approval prompts,
+// the final answers, and what the server's own events show after a
+// refusal.
+type AgentReport struct {
+	tool.AgentRun
+	// ConnectionsAfterDenial, where the person refused (or never
+	// answered), counts the connections of the case the SSH server saw
+	// after that moment, from its own events; nil where nobody refused.
+	ConnectionsAfterDenial *int `json:"connections_after_denial,omitempty"`
 }

@@ -87,6 +87,7 @@ func decide(run *caseRun) decision {
 	}
 	answer, secrets := run.tr.answer, run.secrets
 	v := withAnswer(verdict.Judge(run.in), answer, secrets, run.tr.stdout)
+	v = withAgent(v, answer, run.evs) // rig/agent.go
 	v = withViolations(v, crossCase(run.evs, c, v.Reported))
 	d.Expected = matrix.Expected{Category: v.Expected.Category, Retry: v.Expected.Retry}
 	d.Verdict, d.Grade, d.Steps = v.Status, v.Grade, v.Path

@@ -574,6 +574,7 @@ func (r *runner) target(run *engine.Run, c matrix.Case) (tool.Target, error) {
 		t.Lookup = operations.Lookup(run.Spec().ID)
 		t.FollowUp = operations.FollowUpTemplate
 	}
+	t.Approval = c.Approval
 	if c.ReconcileProbe != "" {
 		ready := r.env.Ready()
 		t.Reconcile = reconcile.RemoteCommand(c.ReconcileProbe, ready.Shell, run.Spec().ID, c.Operation, ready.Ledger)
@@ -681,6 +682,7 @@ func (r *runner) caseReport(run *caseRun) caseResult {
 	cr.diag = diagnose(run.evs, run.tr.stderr, run.secrets)
 	cr.workloadRequest, cr.conversation = run.evs.WorkloadRequest(), run.evs.Conversation()
 	cr.Upload = run.in.Upload
+	cr.Agent = agentReport(run) // rig/agent.go
 	cr.Native, cr.NotApplicable = run.native, r.notApplicable()
 	cr.cutMissed = cr.Verdict == report.Inconclusive && run.ev.MissedOnTiming
 	if len(run.hosts) > 0 { // a fleet: any host's cut may be the one that missed
@@ -756,6 +758,7 @@ func (r *runner) logReturned(id string, tr toolRun) {
 		}
 	}
 	r.log(eventlog.SourceTool, "tool_returned", id, returned)
+	r.logAgent(id, tr.answer) // rig/agent.go
 }
 
 // caseSecrets is what must not leak in this case: the run's secrets and, for

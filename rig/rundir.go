@@ -226,6 +226,9 @@ type transcript struct {
 	Violations []report.Violation `json:"violations"`
 	// Conversation is every request of the tool's SSH conversation in the case.
 	Conversation []fault.Request `json:"conversation"`
+	// Agent, for an agent under test, is every call it made with the
+	// result it saw, and its final answers.
+	Agent *report.AgentReport `json:"agent,omitempty"`
 }
 
 // transcriptTarget is the Target without anything secret: the identity
@@ -290,6 +293,7 @@ func (d *RunDir) writeTranscript(run *caseRun, cr caseResult) string {
 		Events:       ev.Events,
 		Violations:   cr.Violations,
 		Conversation: cr.conversation,
+		Agent:        cr.Agent,
 	}
 	name := filepath.Join("transcripts", transcriptName(c)+".json")
 	b, err := json.MarshalIndent(tx, "", "  ")

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"io"
+	"time"
 )
 
 // Finding is something wrong with how a tool answered that its result
@@ -25,6 +26,9 @@ type Answer struct {
 	// Call is the MCP tool result as its caller saw it, for a reading of a
 	// tool that speaks no result contract; nil when no result came.
 	Call *CallResult
+	// Agent, for an agent under test, is what the rig's MCP server saw of
+	// its run; nil for every other tool.
+	Agent *AgentRun
 }
 
 // CallResult is an MCP CallToolResult in the terms a reading reads.
@@ -50,4 +54,42 @@ type Answerer interface {
 type Preflighter interface {
 	Tool
 	Preflight(ctx context.Context) error
+}
+
+// AgentRun is an agent under test's run (internal/agentrun) as the rig's
+// own MCP server saw it: every call the agent made, in order, and what the
+// person the rig plays answered.
+type AgentRun struct {
+	Calls []AgentCall `json:"calls"`
+	// Prompts counts the approvals the agent asked the person for.
+	Prompts int `json:"prompts"`
+	// DeniedAt is when the person first refused an approval, or let it go
+	// unanswered; zero when neither happened. Nothing of the case may reach
+	// the SSH server after it.
+	DeniedAt time.Time `json:"denied_at,omitzero"`
+	// Answers are the final answers, one per agent process, as printed.
+	Answers []string `json:"answers"`
+}
+
+// AgentCall is one MCP tool call of an agent under test.
+type AgentCall struct {
+	Process   int       `json:"process"` // 1 for the first agent process of the case
+	Tool      string    `json:"tool"`
+	Arguments string    `json:"arguments"` // as sent, JSON
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	IsError   bool      `json:"is_error"`
+	// Result is the structuredContent the agent got, JSON.
+	Result string `json:"result"`
+	// Refused says why the rig's tool ran nothing over SSH for the call
+	// (no approval, a denial, the call limit); "" when it did run.
+	Refused string `json:"refused,omitempty"`
+}
+
+// Agent is implemented by an agent under test (sshrig agent): a program
+// that drives the rig's own MCP tools, and the only kind of tool a person
+// can be asked for approvals by (Target.Approval).
+type Agent interface {
+	Answerer
+	DrivesRigTools()
 }

@@ -85,6 +85,12 @@ type Target struct {
 	// attempt ended with outcome_unknown runs it before anything else.
 	Reconcile string
 
+	// Approval, for an agent under test (sshrig agent), is how the person
+	// the rig plays answers the agent's requests for approval, one of
+	// ApprovalModes (internal/agentrun); ApprovalNone when no call needs
+	// one.
+	Approval string
+
 	// Jump, when set, is the jump host (a bastion) the tool must reach Addr
 	// through, in `ssh -J` form: "user@host:port". Addr then names the
 	// target as the jump host reaches it: the tool asks the jump host for a
@@ -107,6 +113,23 @@ type Target struct {
 	// in-process tool dials with Dial, and an external tool is started
 	// with Start, so its process lives there.
 	Network Network
+}
+
+// The approval modes of an agent case (Target.Approval): how the person the
+// rig plays answers an agent's approve call.
+const (
+	ApprovalNone    = ""
+	ApprovalApprove = "approve"
+	ApprovalDeny    = "deny"
+	ApprovalSilent  = "silent"
+	// ApprovalFreshProcess approves, and runs the task in two agent
+	// processes: an approval the first got is no approval for the second.
+	ApprovalFreshProcess = "fresh-process"
+)
+
+// ApprovalModes are the approval modes a matrix case may name.
+func ApprovalModes() []string {
+	return []string{ApprovalApprove, ApprovalDeny, ApprovalSilent, ApprovalFreshProcess}
 }
 
 // Network is a network a tool's connections start in.

@@ -59,7 +59,7 @@ func matrixFor(path string, net rig.Net, jump bool, hosts int, serverFaults bool
 
 func newCasesCmd() *cobra.Command {
 	var globs, matrixFile, output, netName string
-	var long, jump, serverFaults bool
+	var long, jump, serverFaults, agent bool
 	var hosts int
 	cmd := &cobra.Command{
 		Use:   "cases",
@@ -72,14 +72,23 @@ and the kernel matrix's vanish cases after it; with --jump what 'sshrig run --ju
 runs: the cases behind a jump host (docs/network.md); with --hosts N what
 'sshrig run --hosts N' runs: the cases on a fleet (docs/fleets.md); with
 --server-faults what 'sshrig run --server-faults' runs: the faults the far side
-makes, server-crash, reboot and no-exit-status (docs/server-faults.md).`,
+makes, server-crash, reboot and no-exit-status (docs/server-faults.md); with
+--agent what 'sshrig agent' runs (docs/agents.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			net, err := rig.ParseNet(netName)
 			if err != nil {
 				return usageError("--net: %v", err)
 			}
-			all, err := matrixFor(matrixFile, net, jump, hosts, serverFaults)
+			var all []matrix.Case
+			if agent {
+				if jump || hosts > 1 || serverFaults {
+					return usageError("--agent lists the agent matrix: leave --jump, --hosts and --server-faults out")
+				}
+				all, err = agentMatrix(matrixFile)
+			} else {
+				all, err = matrixFor(matrixFile, net, jump, hosts, serverFaults)
+			}
 			if err != nil {
 				return err
 			}
@@ -127,6 +136,7 @@ makes, server-crash, reboot and no-exit-status (docs/server-faults.md).`,
 	cmd.Flags().BoolVar(&jump, "jump", false, "list the cases behind a jump host that 'sshrig run --jump' runs")
 	cmd.Flags().IntVar(&hosts, "hosts", 0, "list the cases on a fleet that 'sshrig run --hosts N' runs")
 	cmd.Flags().BoolVar(&serverFaults, "server-faults", false, "list the far side's faults that 'sshrig run --server-faults' runs: server-crash, reboot, no-exit-status")
+	cmd.Flags().BoolVar(&agent, "agent", false, "list the agent matrix that 'sshrig agent' runs: the record-and-note task cut at each moment of its create, and the approval cases (docs/agents.md)")
 	cmd.Flags().BoolVarP(&long, "long", "l", false, "one row per case with its moment, cut, disposition and exit code")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json (one object per case, for scripts)")
 	return cmd
@@ -222,6 +232,12 @@ func scenario(c matrix.Case) string {
 	}
 	if c.ChangedHostKey {
 		parts = append(parts, "host_key="+matrix.HostKeyChanged)
+	}
+	if c.Scenario != "" {
+		parts = append(parts, c.Scenario)
+	}
+	if c.Approval != "" {
+		parts = append(parts, "approval="+c.Approval)
 	}
 	if len(parts) == 0 {
 		return "-"

@@ -83,6 +83,7 @@ Exit codes: 0 all passed, 1 a verdict failed, 2 bad usage or input,
 	root.CompletionOptions.DisableDefaultCmd = false // sshrig completion bash|zsh|fish|powershell
 	root.AddCommand(newRunCmd(), newCasesCmd(), newToolsCmd(), newExecCmd(), newVerifyCmd(), newServeCmd())
 	root.AddCommand(newGCCmd())
+	root.AddCommand(newAgentCmd()) // agent.go
 	root.AddCommand(newReconcileCmd())
 	root.AddCommand(nightlyCommands()...) // nightly.go
 	return root

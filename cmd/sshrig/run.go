@@ -38,6 +38,8 @@ type runFlags struct {
 	// serverFaults runs the server matrix (matrixFor).
 	serverFaults bool
 	hosts        int
+	// agent, set by sshrig agent, is the agent under test (agent.go).
+	agent agentFlags
 	targetFlags
 	mcp    mcpFlags
 	repeat repeatFlags // repeat.go
@@ -201,11 +203,10 @@ func planRun(f runFlags) (*runPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := f.mcp.lookup(f.tool, rd != nil)
-	if err != nil {
-		return nil, err
-	}
-	if t == nil {
+	var t tool.Tool
+	if f.agent.command != "" {
+		t, err = f.agent.tool()
+	} else if t, err = f.mcp.lookup(f.tool, rd != nil); err == nil && t == nil {
 		t, err = lookupTool(f.tool)
 	}
 	if err != nil {
@@ -227,7 +228,12 @@ func planRun(f runFlags) (*runPlan, error) {
 	if p.net, err = rig.ParseNet(f.net); err != nil {
 		return p, usageError("--net: %v", err)
 	}
-	if p.all, err = matrixFor(f.matrix, p.net, f.jump, f.hosts, f.serverFaults); err != nil {
+	if f.agent.command != "" {
+		p.all, err = agentMatrix(f.matrix)
+	} else {
+		p.all, err = matrixFor(f.matrix, p.net, f.jump, f.hosts, f.serverFaults)
+	}
+	if err != nil {
 		return p, err
 	}
 	if err := p.selectCases(f); err != nil {

@@ -3,6 +3,7 @@ package evidence
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"time"
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
@@ -375,6 +376,19 @@ func Connected(events []control.Event) bool {
 // Connected reports whether any connection reached the server, of any
 // case (the events Of was given).
 func (c Case) Connected() bool { return Connected(c.events) }
+
+// ConnectionsAfter counts the connections that reached the server as the
+// target after t, by the server's own clock: after a person refused an
+// agent's approval, nothing of the case may connect.
+func (c Case) ConnectionsAfter(t time.Time) int {
+	n := 0
+	for _, e := range c.events {
+		if e.Kind == control.ConnAccepted && e.Detail != control.JumpHostConn && e.Time.After(t) {
+			n++
+		}
+	}
+	return n
+}
 
 // ProcessGroups lists the process groups the server spawned, in order.
 func ProcessGroups(events []control.Event) []int {

@@ -1,0 +1,61 @@
+package rig
+
+import (
+	"fmt"
+
+	"github.com/sshrig/sshrig/internal/eventlog"
+	"github.com/sshrig/sshrig/internal/evidence"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/report"
+	"github.com/sshrig/sshrig/tool"
+)
+
+// withAgent adds what the server's own events say of an agent under test:
+// after the person refused, no connection of the case may reach the
+// server. The rig's tools promise it; this checks the promise.
+func withAgent(v verdict.Verdict, a *tool.Answer, evs evidence.Case) verdict.Verdict {
+	if a == nil || a.Agent == nil || a.Agent.DeniedAt.IsZero() {
+		return v
+	}
+	if n := evs.ConnectionsAfter(a.Agent.DeniedAt); n > 0 {
+		v.Violations = append(v.Violations, report.Violation{Assertion: report.AssertNoBlind, Rule: verdict.RuleAgentConnectedAfterDenial,
+			Detail: fmt.Sprintf("the SSH server saw %d connection(s) of the case after the person refused at %s", n, a.Agent.DeniedAt.Format("15:04:05.000"))})
+		v.Status = report.Fail
+	}
+	return v
+}
+
+// agentReport is an agent case run's account for its report; nil for any
+// other tool.
+func agentReport(run *caseRun) *report.AgentReport {
+	a := run.tr.answer
+	if a == nil || a.Agent == nil {
+		return nil
+	}
+	ar := &report.AgentReport{AgentRun: *a.Agent}
+	if !a.Agent.DeniedAt.IsZero() {
+		n := run.evs.ConnectionsAfter(a.Agent.DeniedAt)
+		ar.ConnectionsAfterDenial = &n
+	}
+	return ar
+}
+
+// logAgent puts an agent's calls and final answers in the event log, in
+// order, so the hash-chained log holds what it did as well as what it
+// said.
+func (r *runner) logAgent(id string, a *tool.Answer) {
+	if a == nil || a.Agent == nil {
+		return
+	}
+	for i, c := range a.Agent.Calls {
+		data := map[string]any{"n": i + 1, "process": c.Process, "tool": c.Tool, "arguments": c.Arguments,
+			"start": c.Start, "end": c.End, "is_error": c.IsError, "result": c.Result}
+		if c.Refused != "" {
+			data["refused"] = c.Refused
+		}
+		r.log(eventlog.SourceTool, "agent_call", id, data)
+	}
+	for i, answer := range a.Agent.Answers {
+		r.log(eventlog.SourceTool, "agent_answer", id, map[string]any{"process": i + 1, "answer": answer, "prompts": a.Agent.Prompts})
+	}
+}
