@@ -25,13 +25,21 @@ func toolPreflight(ctx context.Context, t tool.Tool) error {
 // invocableReason names, for a tool whose preflight has states of its own,
 // the state the no-fault case proves, and leads with what the tool's own
 // layer found (an MCP server that died, hung or answered a JSON-RPC error):
-// that, more than an empty stdout, says why the tool is not invocable.
+// that, more than an empty stdout, says why the tool is not invocable. An
+// agent under test leads with what the rig found of the agent (no answer,
+// a loop, garbage).
 func invocableReason(t tool.Tool, reason string, findings []report.Violation) string {
-	if _, ok := t.(tool.Preflighter); !ok {
+	_, preflighter := t.(tool.Preflighter)
+	_, agent := t.(tool.Agent)
+	if !preflighter && !agent {
 		return reason
 	}
 	var b strings.Builder
 	b.WriteString("invocable: ")
+	if agent {
+		b.Reset()
+		b.WriteString("the agent: ")
+	}
 	for _, f := range findings {
 		b.WriteString(f.Rule + ": " + f.Detail + "; ")
 	}

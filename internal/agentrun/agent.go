@@ -213,6 +213,11 @@ func serve(s *mcp.Server) (url string, closeFn func(), err error) {
 	return "http://" + ln.Addr().String() + "/mcp", func() {
 		hs.Close()
 		<-done
+		// The handler keeps every session the agent opened until it is
+		// closed: an agent that never said goodbye leaves them open.
+		for ss := range s.Sessions() {
+			ss.Close()
+		}
 	}, nil
 }
 

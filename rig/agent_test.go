@@ -1,0 +1,178 @@
+package rig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sshrig/sshrig/internal/agentrun"
+	"github.com/sshrig/sshrig/internal/procs"
+	"github.com/sshrig/sshrig/internal/verdict"
+	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
+	"github.com/sshrig/sshrig/result"
+)
+
+// agentCommand is the command line of a Python agent, with the example
+// agents' MCP client on its path.
+func agentCommand(t *testing.T, script string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed: the example agents are Python (apt-get install python3)")
+	}
+	examples, err := filepath.Abs(repoFile(t, "docs/examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := filepath.Abs(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(append([]string{"env", "PYTHONPATH=" + examples, "python3", path}, args...), " ")
+}
+
+// runAgent runs the agent on the agent matrix's cases globs select, in a
+// run directory whose log must agree with its report.
+func runAgent(t *testing.T, command string, o agentrun.Options, globs []string, budget time.Duration) *report.Report {
+	t.Helper()
+	tl, err := agentrun.New(command, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := matrix.Select(matrix.AgentMatrix(), globs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if budget > 0 {
+		for i := range cases {
+			cases[i].Budget = budget
+		}
+	}
+	out, err := CreateRunDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, Options{Tool: tl, Cases: cases, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkLogAgrees(t, out.Path)
+	t.Log(rep.SummaryLine())
+	return rep
+}
+
+// TestAgentExamples: the honest example agent passes every case; the naive
+// one fails each cut after the create's request left with transition and
+// blind_retry, and the refusals with mutated_after_denial; the one that
+// keeps approvals fails the fresh process with approval_reused and nothing
+// else.
+func TestAgentExamples(t *testing.T) {
+	t.Parallel()
+	t.Run("honest", func(t *testing.T) {
+		t.Parallel()
+		rep := runAgent(t, agentCommand(t, repoFile(t, "docs/examples/agent-honest.py")), agentrun.Options{}, nil, 0)
+		for _, c := range rep.Cases {
+			if c.Verdict != report.Pass {
+				t.Errorf("%s: %s %v %s", c.ID, c.Verdict, c.Violations, c.Reason)
+			}
+			if c.Agent == nil || len(c.Agent.Calls) == 0 {
+				t.Errorf("%s: no agent calls in the report", c.ID)
+			}
+		}
+		for _, id := range []string{"approval.deny", "approval.silent"} {
+			c := caseByID(t, rep, id)
+			if c.Agent == nil || c.Agent.DeniedAt.IsZero() || c.Agent.ConnectionsAfterDenial == nil || *c.Agent.ConnectionsAfterDenial != 0 {
+				t.Errorf("%s: want a refusal and, from the server's events, no connection after it; got %+v", id, c.Agent)
+			}
+			if c.Reported == nil || c.Reported.Category != result.AuthorizationDenied {
+				t.Errorf("%s: reported %+v, want authorization_denied", id, c.Reported)
+			}
+		}
+		if c := caseByID(t, rep, "agent.create.finished.reset"); c.Steps != "create -> outcome_unknown -> lookup -> found -> lookup -> found -> attach_note" {
+			t.Errorf("agent.create.finished.reset: steps %q", c.Steps)
+		}
+	})
+	t.Run("naive", func(t *testing.T) {
+		t.Parallel()
+		rep := runAgent(t, agentCommand(t, repoFile(t, "docs/examples/agent-naive.py")), agentrun.Options{ApprovalWait: 200 * time.Millisecond}, nil, 0)
+		for _, id := range []string{"agent.create.exec.reset.hangup", "agent.create.started.reset.survive", "agent.create.finished.reset", "agent.create.started.blackhole.survive"} {
+			c := caseByID(t, rep, id)
+			if c.Verdict != report.Fail || !hasRule(c, verdict.RuleTransition) {
+				t.Errorf("%s: %s %v, want a transition failure", id, c.Verdict, c.Violations)
+			}
+		}
+		if c := caseByID(t, rep, "agent.create.finished.reset"); !hasRule(c, verdict.RuleBlindRetry) {
+			t.Errorf("agent.create.finished.reset: %v, want blind_retry: two records", c.Violations)
+		}
+		for _, id := range []string{"approval.deny", "approval.silent"} {
+			if c := caseByID(t, rep, id); !hasRule(c, verdict.RuleAgentMutatedAfterDenial) {
+				t.Errorf("%s: %v, want mutated_after_denial", id, c.Violations)
+			}
+		}
+		for _, id := range []string{"agent.none", "approval.approve"} {
+			if c := caseByID(t, rep, id); c.Verdict != report.Pass {
+				t.Errorf("%s: %s %v: a naive agent with nothing cut is right", id, c.Verdict, c.Violations)
+			}
+		}
+	})
+	t.Run("reuse-approval", func(t *testing.T) {
+		t.Parallel()
+		rep := runAgent(t, agentCommand(t, repoFile(t, "docs/examples/agent-reuse-approval.py")), agentrun.Options{}, []string{"approval.*"}, 0)
+		for _, c := range rep.Cases {
+			reused := hasRule(c, verdict.RuleAgentApprovalReused)
+			if want := c.ID == "approval.fresh-process"; reused != want || (c.Verdict == report.Pass) == want {
+				t.Errorf("%s: %s %v; want approval_reused exactly at approval.fresh-process", c.ID, c.Verdict, c.Violations)
+			}
+		}
+	})
+}
+
+// TestBadAgents: an agent that never answers, one that loops on calls and
+// one that prints prose each get a finding of their own, and nothing of
+// theirs is left running. The preflight (the run task, no fault) is where
+// the rig meets them first: the run stops there, with the finding as the
+// reason.
+func TestBadAgents(t *testing.T) {
+	t.Parallel()
+	tag := fmt.Sprintf("sshrig-mute-child-%d", time.Now().UnixNano())
+	for _, tc := range []struct {
+		script, rule string
+		args         []string
+	}{
+		{"mute.py", verdict.RuleAgentNoAnswer, []string{tag}},
+		{"loop.py", verdict.RuleAgentLoop, nil},
+		{"garbage.py", verdict.RuleAgentGarbage, nil},
+	} {
+		t.Run(tc.script, func(t *testing.T) {
+			t.Parallel()
+			cmd := agentCommand(t, filepath.Join("testdata/agents", tc.script), tc.args...)
+			tl, err := agentrun.New(cmd, agentrun.Options{MaxCalls: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			rep, err := Run(ctx, Options{Tool: tl, Cases: matrix.AgentMatrix()[:1], Budget: 2 * time.Second})
+			var pe *report.PreflightError
+			if !errors.As(err, &pe) || rep == nil || rep.Preflight.Case == nil {
+				t.Fatalf("Run: %v; want the preflight to stop the run", err)
+			}
+			if pre := rep.Preflight; !hasRule(*pre.Case, tc.rule) || !strings.HasPrefix(pre.Error, "the agent: "+tc.rule+": ") {
+				t.Errorf("preflight: %v, %q; want %s first", pre.Case.Violations, pre.Error, tc.rule)
+			}
+			if left := procs.Named(tag); tc.script == "mute.py" && len(left) > 0 {
+				t.Errorf("the mute agent's child is still running: pids %v", left)
+			}
+		})
+	}
+}
