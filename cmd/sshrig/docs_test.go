@@ -106,7 +106,7 @@ func runDocCommand(t *testing.T, c docCommand) {
 	}
 	line := c.cmd
 	// Runs go to a directory of the test's, quietly.
-	if strings.HasPrefix(line, "sshrig run ") || line == "sshrig run" || strings.HasPrefix(line, "sshrig reconcile ") {
+	if strings.HasPrefix(line, "sshrig run ") || line == "sshrig run" || strings.HasPrefix(line, "sshrig reconcile ") || strings.HasPrefix(line, "sshrig agent ") {
 		line += " --out \"$RUNDIR\" -q"
 	}
 	cmd := exec.Command("sh", "-c", line)
