@@ -1,10 +1,13 @@
 package report
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/sshrig/sshrig/tool"
 )
 
 // JUnit XML as CI systems read it (the Ant schema as Maven Surefire extends
@@ -294,7 +297,107 @@ func caseRunText(c CaseReport) string {
 	if c.Transcript != "" {
 		lines = append(lines, "transcript: "+c.Transcript)
 	}
+	if c.Agent != nil {
+		lines = append(lines, c.Agent.lines()...)
+	}
 	return strings.Join(lines, "\n")
+}
+
+// lines are an agent's run for system-out: its calls in order, one a line
+// and numbered, then the prompts and refusal, then the final answers.
+func (a *AgentReport) lines() []string {
+	lines := []string{"agent calls:"}
+	for i, c := range a.Calls {
+		lines = append(lines, fmt.Sprintf("%d %s", i+1, a.CallLine(c)))
+	}
+	lines = append(lines, a.Summary())
+	for i, answer := range a.Answers {
+		if answer == "" {
+			answer = "(none printed)"
+		}
+		lines = append(lines, a.AnswerHead(i+1)+": "+answer)
+	}
+	return lines
+}
+
+// CallLine is one call of the agent's in one line, for JUnit and the HTML
+// page: "create_record -> outcome_unknown/reconcile_first", "approve ->
+// denied", "create_record -> refused: …; nothing was run". Where the case
+// ran more than one agent process, the call names its own.
+func (a *AgentReport) CallLine(c tool.AgentCall) string {
+	name := c.Tool
+	if a.processes() > 1 {
+		name += fmt.Sprintf(" (process %d)", c.Process)
+	}
+	return name + " -> " + callOutcome(c)
+}
+
+// callOutcome is what the agent was told of a call: the person's decision
+// for an approval, the result contract's category and retry for the rest,
+// with what a lookup found; or that the rig ran nothing, and why.
+func callOutcome(c tool.AgentCall) string {
+	if c.Refused != "" {
+		return "refused: " + c.Refused
+	}
+	var r struct {
+		Decision string `json:"decision"`
+		Category string `json:"category"`
+		Retry    string `json:"retry"`
+		Found    *bool  `json:"found"`
+		RecordID string `json:"record_id"`
+	}
+	if err := json.Unmarshal([]byte(c.Result), &r); err != nil || (r.Decision == "" && r.Category == "") {
+		if c.IsError {
+			return "error, no result contract"
+		}
+		return "no result contract"
+	}
+	if r.Decision != "" {
+		return r.Decision
+	}
+	s := r.Category + "/" + r.Retry
+	switch {
+	case r.Found != nil && *r.Found:
+		s += " found " + r.RecordID
+	case r.Found != nil:
+		s += " not found"
+	case r.RecordID != "":
+		s += " " + r.RecordID
+	}
+	return s
+}
+
+// processes counts the agent processes the case ran, as its calls and
+// answers name them.
+func (a *AgentReport) processes() int {
+	n := len(a.Answers)
+	for _, c := range a.Calls {
+		n = max(n, c.Process)
+	}
+	return n
+}
+
+// Summary is the agent's run besides its calls, in one line: how many
+// calls and approval prompts, when the person refused and how many
+// connections the server saw after it.
+func (a *AgentReport) Summary() string {
+	s := fmt.Sprintf("%d calls; approval prompts: %d", len(a.Calls), a.Prompts)
+	if !a.DeniedAt.IsZero() {
+		s += "; the person refused (or did not answer) at " + a.DeniedAt.Format("15:04:05.000") // as the verdict's details say it
+	}
+	if a.ConnectionsAfterDenial != nil {
+		s += fmt.Sprintf("; %d connections after the refusal", *a.ConnectionsAfterDenial)
+	}
+	return s
+}
+
+// AnswerHead names the final answer of agent process n: "final answer",
+// or "final answer of process 2" where the case ran more than one.
+func (a *AgentReport) AnswerHead(n int) string {
+	if a.processes() > 1 {
+		return fmt.Sprintf("final answer of process %d", n)
+	}
+	return "final answer"
 }
 
 func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }

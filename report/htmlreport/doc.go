@@ -10,7 +10,9 @@
 // run headed by tool, target and seed, with filters (verdict, rule, moment,
 // cut, tool) and a search; every grid square and row opens its case's
 // timelines. A case run's timeline has a lane per actor (tool, cutter,
-// server, remote command, probes); as in Jepsen's, what never completed is
+// server, remote command, probes), and for an agent under test (sshrig
+// agent) an agent lane of its MCP calls, its refusal and, beside the
+// timeline, its final answers; as in Jepsen's, what never completed is
 // drawn open-ended: a command with no exit, an answer that was
 // outcome_unknown. Its labels are laid out in the browser by their measured
 // width, a row per lane at a time, so none overlaps another.

@@ -15,6 +15,7 @@ import (
 type page struct {
 	Runs     []pageRun
 	Repeated bool // some run was repeated: cells carry failure rates
+	Agents   bool // some case run had an agent under test: the legend explains its lane
 	Counts   []countTile
 	Grids    []grid
 	Rules    []ruleRow
@@ -27,7 +28,10 @@ type page struct {
 type pageData struct {
 	Labels []string `json:"labels"`
 	Lanes  []string `json:"lanes"`
-	Tools  []string `json:"tools"` // per run, for the tool filter
+	// AgentLane is the lane the script leaves out of a timeline without
+	// an agent.
+	AgentLane int      `json:"agentLane"`
+	Tools     []string `json:"tools"` // per run, for the tool filter
 	// Timelines[run][caserun]
 	Timelines [][]timeline `json:"timelines"`
 }
@@ -133,6 +137,9 @@ type pageCaseRun struct {
 	// Upload, for a step case that cut an upload, is what the cut left on
 	// the host (report.Upload.String).
 	Upload string
+	// Agent, for an agent under test, is what its timeline's lane does
+	// not show: the counts, and the final answers shown beside it.
+	Agent  *pageAgent
 	Rules  string // "|assertion/rule|…|", for the filters
 	Reason string
 	Open   bool
@@ -140,6 +147,29 @@ type pageCaseRun struct {
 
 // pageHost is one host of a case run on a fleet.
 type pageHost struct{ Class, Line string }
+
+// pageAgent is an agent's run beside its timeline: report.AgentReport's
+// summary line and each final answer under its head.
+type pageAgent struct {
+	Summary string
+	Answers []pageAnswer
+}
+
+type pageAnswer struct {
+	Head, Text string
+	None       bool // the process printed no final answer
+}
+
+func agentOf(a *report.AgentReport) *pageAgent {
+	if a == nil {
+		return nil
+	}
+	pa := &pageAgent{Summary: a.Summary()}
+	for i, text := range a.Answers {
+		pa.Answers = append(pa.Answers, pageAnswer{Head: a.AnswerHead(i + 1), Text: text, None: text == ""})
+	}
+	return pa
+}
 
 // statusRank orders statuses worst first.
 var statusRank = map[string]int{"fail": 0, "flaky": 1, "inconclusive": 2, "conservative": 3, "pass": 4, "skipped": 5}
@@ -197,7 +227,7 @@ func targetOf(rep *report.Report) string {
 
 func build(runs []*Run) page {
 	labels := &labelTab{idx: map[string]int{}}
-	p := page{Data: pageData{Lanes: lanes}}
+	p := page{Data: pageData{Lanes: lanes, AgentLane: laneAgent}}
 	var accs []*caseAcc
 	byID := map[string]*caseAcc{}
 	counts := map[string]int{}
@@ -264,6 +294,8 @@ func build(runs []*Run) page {
 			if cr.Upload != nil {
 				cv.Upload = cr.Upload.String()
 			}
+			cv.Agent = agentOf(cr.Agent)
+			p.Agents = p.Agents || cv.Agent != nil
 			for _, v := range cr.Violations {
 				rule := v.Assertion + "/" + v.Rule
 				cv.Violations = append(cv.Violations, v.String())

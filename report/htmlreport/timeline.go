@@ -10,11 +10,13 @@ import (
 	"github.com/sshrig/sshrig/result"
 )
 
-// Lanes of a timeline, top to bottom.
-var lanes = []string{"tool", "cutter", "server", "remote command", "probes"}
+// Lanes of a timeline, top to bottom. The agent's lane is drawn only for
+// a case with an agent under test (timeline.Agent).
+var lanes = []string{"tool", "agent", "cutter", "server", "remote command", "probes"}
 
 const (
 	laneTool = iota
+	laneAgent
 	laneCutter
 	laneServer
 	laneRemote
@@ -28,16 +30,19 @@ const (
 	clsMarker
 	clsBad
 	clsGood
+	clsRefused // a call the rig ran nothing for: drawn hollow
 )
 
 // timeline is one case run's drawing, in tenths of a millisecond from its
-// first event. Spans are [lane, from, to, label, class, open] (open: the
+// first instant (firstInstant). Spans are [lane, from, to, label, class, open] (open: the
 // thing never completed, drawn open-ended); points are [lane, at, label,
-// class]. Labels index page.Labels.
+// class]. Labels index page.Labels. Agent says the case had an agent under
+// test, so its lane is drawn even when the agent called nothing.
 type timeline struct {
 	End    int64     `json:"e"`
 	Spans  [][6]int  `json:"s"`
 	Points [][4]int  `json:"p"`
+	Agent  bool      `json:"a,omitempty"`
 	labels *labelTab `json:"-"`
 }
 
@@ -57,11 +62,11 @@ func (l *labelTab) id(s string) int {
 
 // drawCase lays a case run's events out in lanes.
 func drawCase(cr report.CaseReport, evs []event, labels *labelTab) timeline {
-	d := &drawer{tl: timeline{labels: labels}, cr: cr, dispatched: -1, returned: -1, procs: map[string]int{}}
-	if len(evs) == 0 {
+	d := &drawer{tl: timeline{labels: labels, Agent: cr.Agent != nil}, cr: cr, dispatched: -1, returned: -1, procs: map[string]int{}}
+	if len(evs) == 0 && (cr.Agent == nil || len(cr.Agent.Calls) == 0) {
 		return d.tl
 	}
-	d.t0 = evs[0].Time
+	d.t0 = firstInstant(cr, evs)
 	for i, e := range evs {
 		if e.Source == "rig" && e.Event == "verdict" {
 			d.finalVerdict = i
@@ -69,15 +74,35 @@ func drawCase(cr report.CaseReport, evs []event, labels *labelTab) timeline {
 	}
 	for i, e := range evs {
 		d.at = i
-		t := int(e.Time.Sub(d.t0) / (100 * time.Microsecond))
+		t := d.tenths(e.Time)
 		if !d.rigOrTool(e, t) {
 			d.server(e, t)
 		}
 		d.tl.End = int64(t)
 	}
 	d.finish()
+	d.agent()
 	return d.tl
 }
+
+// firstInstant is where a case run's time axis starts: its first event, or
+// its agent's first call if that came before (the calls are the agent's
+// own account, logged after it returned).
+func firstInstant(cr report.CaseReport, evs []event) time.Time {
+	var t0 time.Time
+	if len(evs) > 0 {
+		t0 = evs[0].Time
+	}
+	if cr.Agent != nil && len(cr.Agent.Calls) > 0 {
+		if first := cr.Agent.Calls[0].Start; t0.IsZero() || first.Before(t0) {
+			t0 = first
+		}
+	}
+	return t0
+}
+
+// tenths is an instant on the time axis.
+func (d *drawer) tenths(at time.Time) int { return int(at.Sub(d.t0) / (100 * time.Microsecond)) }
 
 // drawer holds what drawing one case run needs across its events.
 type drawer struct {
@@ -239,4 +264,36 @@ func (d *drawer) finish() {
 		cls = clsBad
 	}
 	d.span(laneTool, d.dispatched, returned, "tool: "+reported(d.cr), cls, open)
+}
+
+// agent draws the agent's calls in their own lane, each from its start to
+// its end and said as JUnit says it, and the moment the person refused.
+// It draws after finish, which closes what is open at the events' end:
+// calls that outlast the events widen the axis only.
+func (d *drawer) agent() {
+	a := d.cr.Agent
+	if a == nil {
+		return
+	}
+	for _, c := range a.Calls {
+		cls := clsPlain
+		switch {
+		case c.Refused != "":
+			cls = clsRefused
+		case c.IsError:
+			cls = clsBad
+		}
+		from, to := d.tenths(c.Start), d.tenths(c.End)
+		d.span(laneAgent, from, to, a.CallLine(c), cls, false)
+		d.tl.End = max(d.tl.End, int64(to))
+	}
+	if !a.DeniedAt.IsZero() {
+		at := d.tenths(a.DeniedAt)
+		label := "the person refused (or did not answer)"
+		if a.ConnectionsAfterDenial != nil {
+			label += fmt.Sprintf(": %d connections after", *a.ConnectionsAfterDenial)
+		}
+		d.point(laneAgent, at, label, clsCut)
+		d.tl.End = max(d.tl.End, int64(at))
+	}
 }
