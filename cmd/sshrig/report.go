@@ -20,7 +20,8 @@ func newReportCmd() *cobra.Command {
 verifies) and writes one HTML file that needs nothing else: no network, no
 CDN. Per case it shows the failure rate of every run given, side by side (give
 several nights to see a trend); per case run a timeline in lanes (tool,
-cutter, server, remote command, probes) with the moment, the cut, the
+an agent's calls for 'sshrig agent', cutter, server, remote command, probes)
+with the moment, the cut, the
 markers, the result and the verdict. A log that does not verify is flagged
 on the page. The page opens on a summary: counts, a moment x cut grid per
 disposition, the violations by rule, and the cases failing first, with
