@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -67,6 +68,24 @@ func runAgent(t *testing.T, command string, o agentrun.Options, globs []string, 
 		t.Fatal(err)
 	}
 	checkLogAgrees(t, out.Path)
+	// The hash-chained log holds every call and every final answer.
+	log, err := os.ReadFile(filepath.Join(out.Path, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, answers := 0, 0
+	for _, c := range rep.Cases {
+		if c.Agent != nil {
+			calls += len(c.Agent.Calls)
+			answers += len(c.Agent.Answers)
+		}
+	}
+	if got := strings.Count(string(log), `"event":"agent_call"`); got != calls+len(rep.Preflight.Case.Agent.Calls) {
+		t.Errorf("the event log holds %d agent calls, the report %d (and the preflight's)", got, calls)
+	}
+	if got := strings.Count(string(log), `"event":"agent_answer"`); got != answers+len(rep.Preflight.Case.Agent.Answers) {
+		t.Errorf("the event log holds %d agent answers, the report %d (and the preflight's)", got, answers)
+	}
 	t.Log(rep.SummaryLine())
 	return rep
 }
