@@ -125,3 +125,13 @@ func agentMatrix(path string) ([]matrix.Case, error) {
 	}
 	return matrix.AgentMatrix(), nil
 }
+
+// replayTool resolves a recorded run's tool: an agent run's by its command
+// line (sshrig agent's defaults), any other by name.
+func replayTool(name string) (tool.Tool, error) {
+	if command, ok := strings.CutPrefix(name, agentrun.Prefix); ok {
+		f := agentFlags{command: command, maxPrompts: agentrun.DefaultMaxPrompts, maxCalls: agentrun.DefaultMaxCalls, approvalWait: agentrun.DefaultApprovalWait.String()}
+		return f.tool()
+	}
+	return lookupTool(name)
+}

@@ -54,12 +54,13 @@ Exit codes: 0 the verdict reproduced, 1 it did not, 2 bad usage or input,
 				// A run with --server-faults ran the server matrix, whose
 				// ids no other embedded matrix has.
 				cases = append(cases, matrix.ServerMatrix()...)
+				cases = append(cases, matrix.AgentMatrix()...) // sshrig agent's
 			}
 			c, was, err := rig.ReplayCase(rep, cases, args[1])
 			if err != nil {
 				return usageError("%v", err)
 			}
-			t, err := lookupTool(rep.Tool)
+			t, err := replayTool(rep.Tool)
 			if err != nil {
 				return err
 			}
