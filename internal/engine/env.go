@@ -89,8 +89,9 @@ type Env struct {
 	parent *Env
 	// Hosts of one case's own (ownHost) not yet closed, which Close
 	// closes: a run interrupted before their cases ended.
-	ownMu    sync.Mutex
-	ownHosts map[*Env]bool
+	ownMu       sync.Mutex
+	ownHosts    map[*Env]bool
+	ownObserver func(control.Event) // ObserveOwnHosts
 	// rebooting is closed when a real restart in flight has reattached
 	// (or failed); nil when none is in flight.
 	rebootMu  sync.Mutex
@@ -311,6 +312,9 @@ func (e *Env) dispatch(l *serverLink) {
 		ev, err := l.tap.Next(context.Background())
 		if err != nil {
 			return
+		}
+		if e.parent != nil {
+			e.parent.observed(ev)
 		}
 		e.runsMu.Lock()
 		r := e.runs[ev.Case]

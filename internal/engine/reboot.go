@@ -68,6 +68,27 @@ func (e *Env) closeOwnHost() {
 	e.parent.ownMu.Unlock()
 }
 
+// ObserveOwnHosts hands fn every event of the servers on hosts of one
+// case's own (a reboot case's container), which the run's control
+// connection, and so its taps, never see; nil stops it. fn is called from
+// several goroutines at once.
+func (e *Env) ObserveOwnHosts(fn func(control.Event)) {
+	e.ownMu.Lock()
+	e.ownObserver = fn
+	e.ownMu.Unlock()
+}
+
+// observed hands ev, an event of an own host's server, to the run's
+// observer.
+func (e *Env) observed(ev control.Event) {
+	e.ownMu.Lock()
+	fn := e.ownObserver
+	e.ownMu.Unlock()
+	if fn != nil {
+		fn(ev)
+	}
+}
+
 // restartsForReal says whether a reboot on this Env restarts its host.
 func (e *Env) restartsForReal() bool { return e.ep.Reboot != nil }
 
