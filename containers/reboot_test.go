@@ -101,3 +101,31 @@ func TestRebootRestartsTheCasesContainer(t *testing.T) {
 		t.Errorf("the run's own container: %s", why)
 	}
 }
+
+// A run closed while a reboot case is in flight (interrupted) removes the
+// case's own container too.
+func TestRebootCaseClosedWithTheRun(t *testing.T) {
+	containers.NeedDocker(t)
+	l := containers.NewLauncher(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	env, err := engine.Start(ctx, engine.Options{Launcher: l})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Begin(ctx, engine.Spec{ID: env.NewID(), Moment: fault.Started, Cut: fault.Reboot}); err != nil {
+		env.Close()
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- env.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Error(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("closing the run with a reboot case in flight never returned")
+	}
+	noContainersOf(t, l)
+}

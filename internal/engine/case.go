@@ -1139,7 +1139,7 @@ func (r *Run) closeLocalOnce() {
 	if r.knownHosts != "" {
 		os.Remove(r.knownHosts)
 	}
-	if r.env.parent != nil {
+	if mine && r.env.parent != nil {
 		r.env.closeOwnHost() // the case's own host ends with it
 	}
 }

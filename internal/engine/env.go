@@ -401,11 +401,15 @@ func (e *Env) Close() error {
 	e.closed.Do(func() {
 		var errs []error
 		// Runs nobody finished still own cutters and goroutines.
+		// Taken out of runs, so that closing them leaves this Env's
+		// closing to this call (a case's own host ends with its run
+		// otherwise).
 		e.runsMu.Lock()
 		open := make([]*Run, 0, len(e.runs))
 		for _, r := range e.runs {
 			open = append(open, r)
 		}
+		clear(e.runs)
 		e.runsMu.Unlock()
 		for _, r := range open {
 			r.closeLocal()
