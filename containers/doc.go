@@ -14,6 +14,10 @@
 //     none), no-new-privileges, read-only root with tmpfs
 //     /scratch and /tmp, an unprivileged user), the SSH and control ports
 //     published on 127.0.0.1 only, waited for on the server's ready line;
+//   - a reboot case's container of its own (LaunchRebootable), which its
+//     Endpoint.Reboot kills, keeps down and starts again: its /scratch on a
+//     volume of its own and its host key in its environment, so the host
+//     comes back with its files, its ledger and the key the tool pinned;
 //   - the Endpoint the engine drives: addresses, logs, liveness, and an
 //     out-of-band reading of the ledger (docker exec inside the container,
 //     independent of the SSH server) that must agree with the one over SSH;

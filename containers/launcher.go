@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -20,11 +22,13 @@ import (
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/wait"
+	gossh "golang.org/x/crypto/ssh"
 
 	"github.com/sshrig/sshrig/internal/server"
 	"github.com/sshrig/sshrig/target"
@@ -111,7 +115,44 @@ func (l *Launcher) progressf(format string, args ...any) {
 // Launch implements target.Launcher: it prepares the image (once), starts a
 // container and waits for the server's ready line. A failed or interrupted
 // launch leaves no container behind.
-func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *target.Endpoint, err error) {
+func (l *Launcher) Launch(ctx context.Context, token []byte) (*target.Endpoint, error) {
+	return l.launch(ctx, token, nil)
+}
+
+var _ target.Rebooter = (*Launcher)(nil)
+
+// LaunchRebootable implements target.Rebooter: a container of one case's
+// own, whose Endpoint.Reboot restarts it for real. What a restart must keep
+// lives where a restart keeps it: the scratch directory (the case's host
+// and the ledger) on a volume of the container's own, removed with it, and
+// the host key in the container's environment, as the token is. /tmp stays
+// a tmpfs: a host's /tmp does not survive its reboot.
+func (l *Launcher) LaunchRebootable(ctx context.Context, token []byte) (*target.Endpoint, error) {
+	key, err := hostKeyPEM()
+	if err != nil {
+		return nil, err
+	}
+	return l.launch(ctx, token, &rebootable{hostKey: key})
+}
+
+// rebootable is what a container that restarts needs beyond a run's shared
+// one: the host key its server keeps across restarts.
+type rebootable struct{ hostKey string }
+
+// hostKeyPEM is a fresh ed25519 host key as target.HostKeyEnv carries it.
+func hostKeyPEM() (string, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return "", fmt.Errorf("host key: %w", err)
+	}
+	block, err := gossh.MarshalPrivateKey(priv, "sshrig rebootable host")
+	if err != nil {
+		return "", fmt.Errorf("host key: %w", err)
+	}
+	return string(pem.EncodeToMemory(block)), nil
+}
+
+func (l *Launcher) launch(ctx context.Context, token []byte, reb *rebootable) (ep *target.Endpoint, err error) {
 	img, err := l.Prepare(ctx)
 	if err != nil {
 		return nil, err
@@ -128,7 +169,7 @@ func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *target.Endpoin
 	}
 	ready := &readyWait{cli: cli, timeout: timeout}
 	start := time.Now()
-	ctr, err := testcontainers.Run(ctx, img.Tag, containerOptions(name, labels, token, ready)...)
+	ctr, err := testcontainers.Run(ctx, img.Tag, containerOptions(name, labels, token, ready, reb)...)
 	if err != nil {
 		err = fmt.Errorf("start container from %s: %w", img.Tag, err)
 		l.remove(ctx, cli, ctr, name)
@@ -157,7 +198,7 @@ func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *target.Endpoin
 	}
 	var stopOnce sync.Once
 	var stopErr error
-	return &target.Endpoint{
+	ep = &target.Endpoint{
 		SSHAddr:     sshAddr,
 		ControlAddr: ctlAddr,
 		RigHost:     rigHost(ctx, ctr),
@@ -173,14 +214,93 @@ func (l *Launcher) Launch(ctx context.Context, token []byte) (ep *target.Endpoin
 		Logs:       func() string { return l.logs(cli, id) },
 		ReadLedger: lr.Read,
 		Alive:      func(ctx context.Context) (bool, string) { return alive(ctx, cli, id) },
-	}, nil
+	}
+	if reb != nil {
+		ep.Where = "a container of the case's own: " + ep.Where
+		boots := 1
+		ep.Reboot = func(ctx context.Context, pause time.Duration) (target.Reboot, error) {
+			rb, err := l.reboot(ctx, cli, ctr, ready, boots, pause, lr)
+			boots++
+			return rb, err
+		}
+	}
+	return ep, nil
+}
+
+// reboot restarts container ctr for real, its host down for pause: it
+// kills the container (SIGKILL to its init, and with it, by the end of its
+// PID namespace, to every process in it), waits until it has stopped,
+// waits pause, starts it again and waits for the ready line of its boot
+// (boots have printed one each before), then says where its ports are now.
+// The out-of-band ledger reader is started anew: its shell died too.
+func (l *Launcher) reboot(ctx context.Context, cli *testcontainers.DockerClient, ctr *testcontainers.DockerContainer, ready *readyWait, boots int, pause time.Duration, lr *ledgerReader) (target.Reboot, error) {
+	id := ctr.GetContainerID()
+	var rb target.Reboot
+	start := time.Now()
+	if _, err := cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		return rb, fmt.Errorf("container %s: kill: %w", short(id), err)
+	}
+	waited := cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	select {
+	case <-waited.Result:
+	case err := <-waited.Error:
+		return rb, fmt.Errorf("container %s: wait until it stopped: %w", short(id), err)
+	}
+	stopped := time.Now()
+	rb.Stop = stopped.Sub(start)
+	t := time.NewTimer(pause)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+		return rb, fmt.Errorf("container %s: interrupted while down: %w", short(id), context.Cause(ctx))
+	}
+	startAt := time.Now()
+	rb.Down = startAt.Sub(stopped)
+	if _, err := cli.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+		return rb, fmt.Errorf("container %s: start again: %w", short(id), err)
+	}
+	again := &readyWait{cli: cli, timeout: ready.timeout, skip: boots}
+	if err := again.WaitUntilReady(ctx, ctr); err != nil {
+		return rb, fmt.Errorf("container %s after its restart: %w", short(id), err)
+	}
+	rb.Start = time.Since(startAt)
+	var err error
+	if rb.SSHAddr, err = published(ctx, ctr, SSHPort); err != nil {
+		return rb, err
+	}
+	if rb.ControlAddr, err = published(ctx, ctr, ControlPort); err != nil {
+		return rb, err
+	}
+	if err := lr.reopen(ctx); err != nil {
+		l.progressf("sshrig: no long-lived ledger reader in container %s after its restart (%v); each read runs docker exec\n", short(id), err)
+	}
+	l.progressf("sshrig: container %s restarted: stopped in %.2fs, down %.2fs, ready %.2fs after its start\n", short(id), rb.Stop.Seconds(), rb.Down.Seconds(), rb.Start.Seconds())
+	return rb, nil
 }
 
 // containerOptions configures the server's container: its name and labels,
 // the serve command with the token, the two ports on loopback, least
 // privilege, and ready as the wait strategy.
-func containerOptions(name string, labels map[string]string, token []byte, ready *readyWait) []testcontainers.ContainerCustomizer {
+//
+// A rebootable container (reb not nil) differs in what a restart must keep:
+// its scratch directory is a volume of its own, labelled as the container
+// is and removed with it, and its server gets the host key it keeps.
+func containerOptions(name string, labels map[string]string, token []byte, ready *readyWait, reb *rebootable) []testcontainers.ContainerCustomizer {
 	loopback := netip.MustParseAddr("127.0.0.1")
+	env := map[string]string{target.TokenEnv: hex.EncodeToString(token)}
+	tmpfs := map[string]string{
+		scratchDir: "rw,nosuid,nodev,size=64m,mode=1777",
+		"/tmp":     "rw,nosuid,nodev,size=16m,mode=1777",
+	}
+	var mounts []mount.Mount
+	if reb != nil {
+		env[target.HostKeyEnv] = reb.hostKey
+		delete(tmpfs, scratchDir)
+		// An anonymous volume starts as a copy of the image's /scratch
+		// (mode 1777), so the server, as nobody, may write there.
+		mounts = []mount.Mount{{Type: mount.TypeVolume, Target: scratchDir, VolumeOptions: &mount.VolumeOptions{Labels: labels}}}
+	}
 	return []testcontainers.ContainerCustomizer{
 		testcontainers.WithLogger(tclog.NewNoopLogger()),
 		testcontainers.WithName(name),
@@ -190,13 +310,10 @@ func containerOptions(name string, labels map[string]string, token []byte, ready
 			"--ssh-listen", "0.0.0.0:2222", "--control-listen", "0.0.0.0:2223",
 			"--scratch", scratchDir, "--shell", "/bin/sh"),
 		// The token travels in the environment, never in argv.
-		testcontainers.WithEnv(map[string]string{target.TokenEnv: hex.EncodeToString(token)}),
+		testcontainers.WithEnv(env),
 		// Exactly these two ports, whatever the image EXPOSEs.
 		testcontainers.WithExposedPorts(SSHPort, ControlPort),
-		testcontainers.WithTmpfs(map[string]string{
-			scratchDir: "rw,nosuid,nodev,size=64m,mode=1777",
-			"/tmp":     "rw,nosuid,nodev,size=16m,mode=1777",
-		}),
+		testcontainers.WithTmpfs(tmpfs),
 		testcontainers.WithConfigModifier(func(c *container.Config) {
 			c.User = User
 			c.WorkingDir = "/"
@@ -216,7 +333,7 @@ func containerOptions(name string, labels map[string]string, token []byte, ready
 			h.CapAdd = []string{"CAP_SYS_ADMIN"}
 			h.SecurityOpt = []string{"no-new-privileges"}
 			h.ReadonlyRootfs = true
-			h.Binds, h.Mounts, h.VolumesFrom = nil, nil, nil
+			h.Binds, h.Mounts, h.VolumesFrom = nil, mounts, nil
 			h.PublishAllPorts = false
 			// An init as PID 1 reaps the orphans of the commands the server
 			// runs (the server reaps only its own children) and forwards
@@ -389,7 +506,10 @@ func short(id string) string {
 type readyWait struct {
 	cli     *testcontainers.DockerClient
 	timeout time.Duration
-	line    server.ReadyLine
+	// skip is how many ready lines to pass over: those of the container's
+	// earlier boots, which its output still holds.
+	skip int
+	line server.ReadyLine
 }
 
 var _ wait.Strategy = (*readyWait)(nil)
@@ -425,6 +545,10 @@ func (r *readyWait) WaitUntilReady(ctx context.Context, t wait.StrategyTarget) e
 	for sc.Scan() {
 		var line server.ReadyLine
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.SSH != "" && line.Control != "" {
+			if r.skip > 0 {
+				r.skip--
+				continue
+			}
 			r.line = line
 			return nil
 		}

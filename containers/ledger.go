@@ -146,6 +146,15 @@ func (r *ledgerReader) Read(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// reopen starts the shell anew, in a container that restarted: the old
+// one died with it. A failure leaves the reader on one-shot execs.
+func (r *ledgerReader) reopen(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closeLocked()
+	return r.start(ctx)
+}
+
 // Close ends the shell and waits for the reading goroutines.
 func (r *ledgerReader) Close() {
 	r.mu.Lock()

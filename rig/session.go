@@ -50,7 +50,10 @@ func openSession(ctx context.Context, target Target, net Net, out *RunDir) (*ses
 				out.logEvent(e)
 			}
 		}()
-		s.stop = func() { tap.Close(); <-done }
+		// A reboot case's own container has a control connection of its
+		// own: its events go to the log too.
+		env.ObserveOwnHosts(out.logEvent)
+		s.stop = func() { env.ObserveOwnHosts(nil); tap.Close(); <-done }
 	}
 	return s, nil
 }

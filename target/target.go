@@ -1,6 +1,9 @@
 package target
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Endpoint is a running server as the rig reaches it.
 type Endpoint struct {
@@ -28,6 +31,21 @@ type Endpoint struct {
 	// Alive, when set, reports whether the server is still running, and if
 	// not, why (a container that died).
 	Alive func(ctx context.Context) (bool, string)
+	// Reboot, when set, restarts the server's host for real: every process
+	// of it dies, the host stays down for pause, and it comes back with its
+	// files (the scratch directory: hosts and ledger), its control token
+	// and its host key, but none of its processes, its server started
+	// anew. It returns once that server is ready, saying where it listens
+	// now. Only a Rebooter's LaunchRebootable sets it.
+	Reboot func(ctx context.Context, pause time.Duration) (Reboot, error)
+}
+
+// Reboot is what a real restart took, and where the server listens since.
+type Reboot struct {
+	SSHAddr, ControlAddr string
+	// Stop is from the kill to the host's processes all gone; Down from
+	// then to the start; Start from the start to the server's ready line.
+	Stop, Down, Start time.Duration
 }
 
 // Launcher starts a server that authenticates the rig with token.
@@ -35,7 +53,22 @@ type Launcher interface {
 	Launch(ctx context.Context, token []byte) (*Endpoint, error)
 }
 
+// Rebooter is a Launcher that can also start a server on a host of one
+// case's own, which Endpoint.Reboot restarts for real (fault.Reboot on the
+// container target). Another case's server never shares that host: it is
+// the only one a restart takes down.
+type Rebooter interface {
+	Launcher
+	LaunchRebootable(ctx context.Context, token []byte) (*Endpoint, error)
+}
+
 // TokenEnv is the environment variable `sshrig serve` reads its control
 // token from (hex): a Launcher hands the token it is given to the server
 // this way. Environment, not argv: argv is visible to every user.
 const TokenEnv = "SSHRIG_CONTROL_TOKEN"
+
+// HostKeyEnv is the environment variable `sshrig serve` reads its SSH host
+// key from (a private key in PEM), when set: a Launcher that restarts the
+// server (Endpoint.Reboot) hands it the same key every time, so the key the
+// tool pinned is the one it meets after the restart.
+const HostKeyEnv = "SSHRIG_HOST_KEY"

@@ -19,7 +19,9 @@ func newServeCmd() *cobra.Command {
 process and the container target runs in a container. The rig drives it through
 its control port; on its own it accepts nothing until a rig connects.
 
-The control token (hex, at least 16 bytes) is read from $` + target.TokenEnv + `.
+The control token (hex, at least 16 bytes) is read from $` + target.TokenEnv + `;
+the SSH host key (a PEM private key) from $` + target.HostKeyEnv + `, when set, else it is
+fresh.
 Once both listeners are up, serve prints one JSON line with their addresses.
 It runs until SIGINT or SIGTERM (or, with --stdin-lifeline, until its stdin
 closes), then kills every command it started.`,
@@ -29,6 +31,7 @@ closes), then kills every command it started.`,
 			if o.TokenHex == "" {
 				return usageError("serve: $%s is not set (hex control token, at least 16 bytes)", target.TokenEnv)
 			}
+			o.HostKeyPEM = os.Getenv(target.HostKeyEnv)
 			if lifeline {
 				o.Lifeline = cmd.InOrStdin()
 			}

@@ -47,6 +47,12 @@ const (
 	// exit status the server had (a NoExitStatus or EOFOnly fault); Detail
 	// says what the channel got instead.
 	ExitWithheld EventKind = "exit_withheld"
+	// CaseAdopted: a server that started after the case's host went down
+	// (a real restart of its container, fault.Reboot) set the case up
+	// again on the files the host kept (Request.Adopt). It is a boot
+	// boundary: no process the case had before it runs any more, and
+	// process ids after it are a new boot's.
+	CaseAdopted EventKind = "case_adopted"
 
 	// RequestSeen records one step of the tool's SSH conversation, in the order
 	// the server received it: Request names it (see the Step* constants),
@@ -268,6 +274,10 @@ type Request struct {
 	// RefusePTY: the server refuses pty-req, as an sshd with PermitTTY no
 	// does (the session goes on without a terminal).
 	RefusePTY bool `json:"refuse_pty,omitempty"`
+	// Adopt: the case's host survives from before this server started
+	// (its container restarted): the case is set up again on the host's
+	// existing files instead of a fresh host, and CaseAdopted says so.
+	Adopt bool `json:"adopt,omitempty"`
 	// Fault is OpFault's fault.
 	Fault fault.Cut `json:"fault,omitzero"`
 	// Action is OpCredential's action: "expire" or "revoke".

@@ -110,11 +110,10 @@ func withBeforeSocketAction(f func(conn int, client *net.TCPConn)) Option {
 
 // Cutter is a TCP proxy for one test case. See the package documentation.
 type Cutter struct {
-	upstream string
-	caseID   string
-	opts     options
-	ln       *net.TCPListener
-	addr     string
+	caseID string
+	opts   options
+	ln     *net.TCPListener
+	addr   string
 
 	// dialCtx is cancelled by Close so that an upstream dial in flight does
 	// not hold Close up for the whole dial timeout.
@@ -126,6 +125,7 @@ type Cutter struct {
 	wg sync.WaitGroup
 
 	mu        sync.Mutex
+	upstream  string // where connections are dialled; SetUpstream moves it
 	closed    bool
 	conns     []*conn // conns[i] is connection opts.connBase+i+1
 	acceptErr error
@@ -243,6 +243,18 @@ func (c *Cutter) OpenNew() {
 	c.mu.Unlock()
 }
 
+// SetUpstream makes connections dialled from now on go to upstream: the
+// server of a host that restarted may listen where it did not before.
+func (c *Cutter) SetUpstream(upstream string) error {
+	if _, _, err := net.SplitHostPort(upstream); err != nil {
+		return fmt.Errorf("cutter: upstream %q: %w", upstream, err)
+	}
+	c.mu.Lock()
+	c.upstream = upstream
+	c.mu.Unlock()
+	return nil
+}
+
 // Addr is the address the tool dials, "127.0.0.1:port".
 func (c *Cutter) Addr() string { return c.addr }
 
@@ -269,7 +281,10 @@ func (c *Cutter) acceptLoop() {
 // pumps.
 func (c *Cutter) dial(cn *conn) {
 	d := net.Dialer{Timeout: c.opts.dialTimeout}
-	nc, err := d.DialContext(c.dialCtx, "tcp", c.upstream)
+	c.mu.Lock()
+	upstream := c.upstream
+	c.mu.Unlock()
+	nc, err := d.DialContext(c.dialCtx, "tcp", upstream)
 
 	cn.mu.Lock()
 	defer cn.mu.Unlock()

@@ -77,3 +77,36 @@ func TestDownThenUp(t *testing.T) {
 		t.Fatal("the tool's next segment met a FIN, want an RST")
 	}
 }
+
+// A host whose server came back listening elsewhere (a restarted
+// container's ports are published anew): a connection that waited while it
+// was down reaches the new address once the cutter's upstream moved there.
+func TestUpAtANewUpstream(t *testing.T) {
+	r := newRig(t)
+	client, s := r.dial()
+	roundtrip(t, client, s, "before the host went down")
+	r.cut.Down()
+	late, err := net.Dial("tcp4", r.cut.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer late.Close()
+	moved, err := startRig(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer moved.close()
+	if err := r.cut.SetUpstream(moved.ln.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	r.cut.Up()
+	back := moved.accept()
+	defer back.Close()
+	if back.pre.Conn != 2 {
+		t.Fatalf("the new upstream got connection %d, want the waiting 2", back.pre.Conn)
+	}
+	roundtrip(t, late, back, "after the host came back elsewhere")
+	if err := r.cut.SetUpstream("no port"); err == nil {
+		t.Fatal("SetUpstream took an address without a port")
+	}
+}

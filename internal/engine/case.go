@@ -29,6 +29,7 @@ import (
 	"github.com/sshrig/sshrig/internal/sockowner"
 	"github.com/sshrig/sshrig/markers"
 	"github.com/sshrig/sshrig/reconcile"
+	"github.com/sshrig/sshrig/target"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -237,7 +238,10 @@ type CutRecord struct {
 	Helpers  []int     `json:"helpers,omitempty"`
 	NoHelper bool      `json:"no_helper,omitempty"`
 	Released time.Time `json:"released,omitzero"`
-	Err      string    `json:"error,omitempty"`
+	// Restart, for a reboot that restarted the case's host for real, is
+	// what the restart took.
+	Restart *RestartRecord `json:"restart,omitempty"`
+	Err     string         `json:"error,omitempty"`
 	// ToolLeft: the cut failed because the tool's end of the connection
 	// was gone before it (the connection had ended while the server held,
 	// or no process owned the tool's socket any more): the tool gave up
@@ -254,8 +258,30 @@ func (c *CutRecord) Held() int {
 	return c.Conn
 }
 
-// Begin registers the case with the server and opens its cutter.
+// Begin registers the case with the server and opens its cutter. A reboot
+// on a target that restarts hosts for real runs on a host of its own
+// (reboot.go).
 func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
+	rb, ok := e.opts.Launcher.(target.Rebooter)
+	if !ok || spec.Cut != fault.Reboot || !spec.Moment.HasCut() || e.kernel != nil || e.parent != nil {
+		return e.begin(ctx, spec)
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	h, err := e.ownHost(ctx, rb)
+	if err != nil {
+		return nil, fmt.Errorf("engine: case %s: a host of its own: %w", spec.ID, err)
+	}
+	r, err := h.begin(ctx, spec)
+	if err != nil {
+		h.closeOwnHost()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (e *Env) begin(ctx context.Context, spec Spec) (*Run, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -288,8 +314,8 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 	}
 	e.runs[spec.ID] = r
 	e.runsMu.Unlock()
-	if e.follower != nil {
-		e.follower.Watch(spec.ID) // before anything can write its markers
+	if f := e.link.Load().follower; f != nil {
+		f.Watch(spec.ID) // before anything can write its markers
 	}
 	req := setupRequest(spec, e.sharedHost.Load())
 	if spec.Hop != 0 {
@@ -305,7 +331,7 @@ func (e *Env) Begin(ctx context.Context, spec Spec) (*Run, error) {
 			return nil, fmt.Errorf("engine: case %s: credential: %w", spec.ID, err)
 		}
 	}
-	if err := e.ctl.Do(ctx, req); err != nil {
+	if err := e.do(ctx, req); err != nil {
 		r.closeLocal()
 		return nil, err
 	}
@@ -541,7 +567,7 @@ func (r *Run) useThenSpoil(ctx context.Context) error {
 	if r.spec.Credential == fault.ExpiredCertificate {
 		action = "expire"
 	}
-	return r.env.ctl.Do(ctx, control.Request{Op: control.OpCredential, Case: r.spec.ID, Action: action})
+	return r.env.do(ctx, control.Request{Op: control.OpCredential, Case: r.spec.ID, Action: action})
 }
 
 // Identity is the private key file the tool must use: the run's, or the
@@ -821,12 +847,21 @@ func (r *Run) faultAt(ev control.Event) {
 		rec.ToolLeft = errors.Is(err, cutter.ErrConnClosed)
 	}
 	reboot := r.spec.Cut == fault.Reboot
+	restarts := reboot && r.env.restartsForReal()
 	if err == nil && reboot {
 		r.cutter.Down()
 	}
-	if err == nil {
+	switch {
+	case err == nil && restarts:
+		rec.CutTime = time.Now()
+		rec.Latency = rec.CutTime.Sub(ev.Time)
+		rctx, rcancel := context.WithTimeout(r.ctx, r.spec.rebootPause()+restartTimeout)
+		rec.Restart, err = r.restart(rctx, r.spec.rebootPause())
+		rcancel()
+		rec.ServerSawLoss = err == nil
+	case err == nil:
 		fctx, fcancel := context.WithTimeout(r.ctx, 10*time.Second)
-		err = r.env.ctl.Do(fctx, control.Request{Op: control.OpFault, Case: r.spec.ID, Seq: ev.Seq, Fault: r.spec.Cut})
+		err = r.env.do(fctx, control.Request{Op: control.OpFault, Case: r.spec.ID, Seq: ev.Seq, Fault: r.spec.Cut})
 		fcancel()
 		rec.CutTime = time.Now()
 		rec.Latency = rec.CutTime.Sub(ev.Time)
@@ -834,8 +869,9 @@ func (r *Run) faultAt(ev control.Event) {
 	}
 	if reboot {
 		// The host comes back after its pause whatever happened: a cutter
-		// left down would hold the tool's reconnection for ever.
-		if err == nil {
+		// left down would hold the tool's reconnection for ever. A real
+		// restart kept it down for its pause already.
+		if err == nil && !restarts {
 			t := time.NewTimer(r.spec.rebootPause())
 			select {
 			case <-t.C:
@@ -848,7 +884,12 @@ func (r *Run) faultAt(ev control.Event) {
 	if err != nil {
 		rec.Err = err.Error()
 	}
-	r.release(ev, rec)
+	if restarts {
+		// The hold died with the server that held: nothing to release.
+		rec.Released = time.Now()
+	} else {
+		r.release(ev, rec)
+	}
 	r.record(rec)
 }
 
@@ -857,7 +898,7 @@ func (r *Run) faultAt(ev control.Event) {
 // had none).
 func (r *Run) release(ev control.Event, rec *CutRecord) {
 	relCtx, relCancel := context.WithTimeout(r.ctx, 10*time.Second)
-	if err := r.env.ctl.Do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
+	if err := r.env.do(relCtx, control.Request{Op: control.OpRelease, Case: r.spec.ID, Seq: ev.Seq}); err != nil && rec.Err == "" {
 		rec.Err = "release: " + err.Error()
 	}
 	relCancel()
@@ -922,15 +963,19 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	r.ToolReturned() // whoever finishes is done with the tool
 	// A ping's reply follows every event the server emitted before it, so
 	// afterwards the record is complete up to now.
-	if err := r.env.ctl.Do(ctx, control.Request{Op: control.OpPing}); err != nil {
+	if err := r.catchUp(ctx); err != nil {
 		r.abort()
 		return nil, err
 	}
-	// The events before the ping's reply may still be on their way to
-	// handle: a hold among them must get its cut.
-	if err := r.env.caughtUp(ctx); err != nil {
-		r.abort()
-		return nil, err
+	if r.env.restartsForReal() {
+		// A restart of the case's host must be over before its truth is
+		// read, from the server that came back; and the record must hold
+		// what that server saw since.
+		r.waitCuts()
+		if err := r.catchUp(ctx); err != nil {
+			r.abort()
+			return nil, err
+		}
 	}
 	ev.Settled = r.waitSettled(ctx, settle)
 
@@ -956,6 +1001,16 @@ func (r *Run) Finish(ctx context.Context, settle time.Duration) (*Evidence, erro
 	return ev, endErr
 }
 
+// catchUp makes the case's record complete up to now: a ping's reply
+// follows every event the server emitted before it, and those events may
+// still be on their way to handle (a hold among them must get its cut).
+func (r *Run) catchUp(ctx context.Context) error {
+	if err := r.env.do(ctx, control.Request{Op: control.OpPing}); err != nil {
+		return err
+	}
+	return r.env.caughtUp(ctx)
+}
+
 // readLedgers reads the ledger's lines of id over the rig's probe
 // connection and, where the target offers it, out of band; probeErr says
 // what failed.
@@ -977,12 +1032,13 @@ func (e *Env) readLedgers(ctx context.Context, id string) (overSSH, outOfBand *m
 // readOverSSH reads id's ledger lines on the probe connection: from the
 // follower, or, where there is none or it broke, with a session of its own.
 func (e *Env) readOverSSH(ctx context.Context, id string) (*markers.Ledger, error) {
-	if e.follower != nil {
-		if l, err := e.follower.Lines(ctx, id); err == nil {
+	link := e.link.Load()
+	if link.follower != nil {
+		if l, err := link.follower.Lines(ctx, id); err == nil {
 			return l, nil
 		}
 	}
-	return reconcile.ReadLedgerOf(ctx, e.probe, e.ready.Ledger, id)
+	return reconcile.ReadLedgerOf(ctx, link.probe, e.ready.Ledger, id)
 }
 
 // truthOf is the truth about id from its two sources, the ledger (read over
@@ -1032,7 +1088,7 @@ func (r *Run) waitSettled(ctx context.Context, settle time.Duration) bool {
 // end asks the server to end the case and waits until it reports it ended.
 func (r *Run) end(ctx context.Context) error {
 	defer r.closeLocal()
-	if err := r.env.ctl.Do(ctx, control.Request{Op: control.OpEndCase, Case: r.spec.ID}); err != nil {
+	if err := r.env.do(ctx, control.Request{Op: control.OpEndCase, Case: r.spec.ID}); err != nil {
 		return err
 	}
 	select {
@@ -1061,8 +1117,8 @@ func (r *Run) closeLocalOnce() {
 		delete(r.env.runs, r.spec.ID)
 	}
 	r.env.runsMu.Unlock()
-	if mine && r.env.follower != nil {
-		r.env.follower.Forget(r.spec.ID)
+	if f := r.env.link.Load().follower; mine && f != nil {
+		f.Forget(r.spec.ID)
 	}
 	r.stopWatching()
 	r.cancel()
@@ -1082,6 +1138,9 @@ func (r *Run) closeLocalOnce() {
 	}
 	if r.knownHosts != "" {
 		os.Remove(r.knownHosts)
+	}
+	if mine && r.env.parent != nil {
+		r.env.closeOwnHost() // the case's own host ends with it
 	}
 }
 

@@ -31,12 +31,13 @@ func TestTruthWithoutFollower(t *testing.T) {
 	for _, how := range []string{"none", "broken"} {
 		t.Run(how, func(t *testing.T) {
 			env := startEnv(t, Options{})
+			link := env.link.Load()
 			switch how {
 			case "none":
-				env.follower.Close()
-				env.follower = nil
+				link.follower.Close()
+				link.follower = nil
 			case "broken":
-				env.follower.Close() // every reading from it now fails
+				link.follower.Close() // every reading from it now fails
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()

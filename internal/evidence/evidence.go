@@ -234,6 +234,12 @@ func (c Case) ProbedBetween(probe string) bool {
 	for _, e := range c.events {
 		k := SessionOf(e)
 		switch e.Kind {
+		case control.CaseAdopted:
+			// The host restarted: an attempt's request of the boot before
+			// ended with it, whether or not it started.
+			for _, a := range tries {
+				a.ended = true
+			}
 		case control.ExecReceived, control.ExecRefused:
 			switch {
 			case c.isAttempt(e, ws):
@@ -349,6 +355,9 @@ func Settled(events []control.Event) bool {
 	execs, procs := 0, 0
 	for _, e := range events {
 		switch e.Kind {
+		case control.CaseAdopted:
+			// The host restarted: nothing from before it runs.
+			execs, procs = 0, 0
 		case control.ExecReceived:
 			execs++
 		case control.ExecFinished:
@@ -422,18 +431,29 @@ func (c Case) Received() int {
 // of the process the server started; its exit is that process's.
 func (c Case) Processes() []reconcile.Process {
 	marker := map[Session]string{}
-	var order []int
-	procs := map[int]*reconcile.Process{} // by the pid the server started
+	var order []*reconcile.Process
+	// By the pid the server started, within one boot of the host: a pid
+	// after a restart (CaseAdopted) is another process's.
+	procs := map[int]*reconcile.Process{}
 	track := func(pid int) *reconcile.Process {
 		if procs[pid] == nil {
 			procs[pid] = &reconcile.Process{PID: pid}
-			order = append(order, pid)
+			order = append(order, procs[pid])
 		}
 		return procs[pid]
 	}
 	for _, e := range c.events {
 		k := SessionOf(e)
 		switch e.Kind {
+		case control.CaseAdopted:
+			// Every process of the boot before died with it, by the
+			// SIGKILL a PID namespace's end sends to all of its processes.
+			for _, p := range procs {
+				if !p.Exited {
+					p.Exited, p.Signal = true, "KILL"
+				}
+			}
+			procs = map[int]*reconcile.Process{}
 		case control.ExecReceived:
 			marker[k] = e.MarkerID
 		case control.ProcSpawned:
@@ -460,8 +480,8 @@ func (c Case) Processes() []reconcile.Process {
 		}
 	}
 	out := make([]reconcile.Process, 0, len(order))
-	for _, pid := range order {
-		out = append(out, *procs[pid])
+	for _, p := range order {
+		out = append(out, *p)
 	}
 	return out
 }

@@ -96,3 +96,39 @@ func TestResendUnderAnOperationID(t *testing.T) {
 		t.Errorf("the first attempt ran the work, the resend was de-duplicated: ResendDelivered() = %+v, want nil", d)
 	}
 }
+
+// A host that restarted for real (CaseAdopted) ends every process of the
+// boot before by SIGKILL, settles what was in flight, and starts a new
+// boot's pids: the same pid after it is another process.
+func TestBootBoundary(t *testing.T) {
+	const id = "c-1"
+	code := 0
+	events := []control.Event{
+		{Kind: control.ExecReceived, Conn: 1, Session: 1, MarkerID: id},
+		{Kind: control.ProcSpawned, Conn: 1, Session: 1, PID: 9},
+		{Kind: control.ProcStartGate, Conn: 1, Session: 1, PID: 9, MarkerID: id, MarkerPID: 9},
+	}
+	if Settled(events) {
+		t.Fatal("a running command counts as settled")
+	}
+	events = append(events, control.Event{Kind: control.CaseAdopted})
+	if !Settled(events) {
+		t.Fatal("a command of the boot before the restart does not count as settled")
+	}
+	events = append(events,
+		control.Event{Kind: control.ExecReceived, Conn: 2, Session: 1, MarkerID: id},
+		control.Event{Kind: control.ProcSpawned, Conn: 2, Session: 1, PID: 9},
+		control.Event{Kind: control.ProcStartGate, Conn: 2, Session: 1, PID: 9, MarkerID: id, MarkerPID: 9},
+		control.Event{Kind: control.ProcExited, Conn: 2, Session: 1, PID: 9, ExitCode: &code},
+	)
+	ps := Of(events, id).Processes()
+	if len(ps) != 2 {
+		t.Fatalf("Processes() = %+v, want two: one per boot", ps)
+	}
+	if !ps[0].Exited || ps[0].Signal != "KILL" || !ps[0].ReachedStart {
+		t.Errorf("the boot before's process: %+v, want started and killed", ps[0])
+	}
+	if !ps[1].Exited || ps[1].Signal != "" || ps[1].ExitCode == nil || *ps[1].ExitCode != 0 {
+		t.Errorf("the new boot's process: %+v, want exited 0", ps[1])
+	}
+}

@@ -119,10 +119,16 @@ func (h caseHost) where() string {
 	return h.home
 }
 
+// caseTree is where case id's tree lies in the scratch directory.
+func (s *Server) caseTree(id string) caseHost {
+	tree := filepath.Join(s.scratch, hostsDir, id)
+	return caseHost{tree: tree, home: filepath.Join(tree, "home"), tmp: filepath.Join(tree, "tmp"), privateTmp: s.ns != noNamespace}
+}
+
 // newCaseHost creates a case's tree under the scratch directory.
 func (s *Server) newCaseHost(id string) (h caseHost, err error) {
-	tree := filepath.Join(s.scratch, hostsDir, id)
-	h = caseHost{tree: tree, home: filepath.Join(tree, "home"), tmp: filepath.Join(tree, "tmp"), privateTmp: s.ns != noNamespace}
+	h = s.caseTree(id)
+	tree := h.tree
 	if err := os.MkdirAll(filepath.Dir(tree), 0o755); err != nil {
 		return caseHost{}, err
 	}
@@ -142,6 +148,26 @@ func (s *Server) newCaseHost(id string) (h caseHost, err error) {
 	// As /tmp is: anyone may create, only the owner may remove.
 	if err := os.Chmod(h.tmp, os.ModePerm|os.ModeSticky); err != nil {
 		return caseHost{}, err
+	}
+	if s.ns == threadNamespace {
+		if h.thread, err = startNSThread(h.tmp, s.keep); err != nil {
+			return caseHost{}, fmt.Errorf("its mount namespace: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// adoptCaseHost is the case's tree as a server before this one left it
+// (newCaseHost made it; the host restarted since): its files are the case's,
+// only its namespace thread is new.
+func (s *Server) adoptCaseHost(id string) (h caseHost, err error) {
+	h = s.caseTree(id)
+	for _, d := range []string{h.home, h.tmp} {
+		if fi, err := os.Stat(d); err != nil {
+			return caseHost{}, err
+		} else if !fi.IsDir() {
+			return caseHost{}, fmt.Errorf("%s is not a directory", d)
+		}
 	}
 	if s.ns == threadNamespace {
 		if h.thread, err = startNSThread(h.tmp, s.keep); err != nil {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net"
 	"os"
+
+	gossh "golang.org/x/crypto/ssh"
 )
 
 // ServeOptions configure Serve, the body of `sshrig serve`.
@@ -19,6 +21,10 @@ type ServeOptions struct {
 	Shell         string
 	// TokenHex is the control token, hex-encoded (at least 16 bytes).
 	TokenHex string
+	// HostKeyPEM, when set, is the SSH host key (a private key in PEM, as
+	// target.HostKeyEnv carries it): a server restarted with it presents
+	// the key the rig's known_hosts pin. Default: a fresh key.
+	HostKeyPEM string
 	// Lifeline, when not nil, is read until EOF; then the server stops. A
 	// parent that dies closes it, so the server cannot outlive the rig.
 	Lifeline io.Reader
@@ -52,6 +58,12 @@ func Serve(ctx context.Context, o ServeOptions, out io.Writer) error {
 	if o.ControlListen == "" {
 		o.ControlListen = "127.0.0.1:0"
 	}
+	var hostKey gossh.Signer
+	if o.HostKeyPEM != "" {
+		if hostKey, err = gossh.ParsePrivateKey([]byte(o.HostKeyPEM)); err != nil {
+			return fmt.Errorf("server: host key: %w", err)
+		}
+	}
 	sshLn, err := net.Listen("tcp", o.SSHListen)
 	if err != nil {
 		return fmt.Errorf("server: ssh listener: %w", err)
@@ -61,7 +73,7 @@ func Serve(ctx context.Context, o ServeOptions, out io.Writer) error {
 		sshLn.Close()
 		return fmt.Errorf("server: control listener: %w", err)
 	}
-	srv, err := New(Config{SSH: sshLn, Control: ctlLn, Token: token, Scratch: o.Scratch, Shell: o.Shell})
+	srv, err := New(Config{SSH: sshLn, Control: ctlLn, Token: token, Scratch: o.Scratch, Shell: o.Shell, HostKey: hostKey})
 	if err != nil {
 		sshLn.Close()
 		ctlLn.Close()

@@ -534,10 +534,19 @@ func (s *Server) setupCase(req control.Request) error {
 	// The host is made outside the server's lock, which every connection's
 	// attribution and authentication take: its files and namespace thread
 	// must not hold them up.
-	if req.Probe || req.SharedHost {
+	switch {
+	case req.Adopt && (req.Probe || req.SharedHost):
+		return errors.New("only a case with a host of its own adopts it")
+	case req.Probe || req.SharedHost:
 		c.host = s.sharedHost()
-	} else if c.host, err = s.newCaseHost(req.Case); err != nil {
-		return fmt.Errorf("case %q: its host: %w", req.Case, err)
+	case req.Adopt:
+		if c.host, err = s.adoptCaseHost(req.Case); err != nil {
+			return fmt.Errorf("case %q: adopt its host: %w", req.Case, err)
+		}
+	default:
+		if c.host, err = s.newCaseHost(req.Case); err != nil {
+			return fmt.Errorf("case %q: its host: %w", req.Case, err)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -546,5 +555,9 @@ func (s *Server) setupCase(req control.Request) error {
 		return err
 	}
 	s.cases[req.Case] = c
+	if req.Adopt {
+		s.emit(control.Event{Kind: control.CaseAdopted, Case: c.id, PID: os.Getpid(),
+			Detail: "set up again on the host's files after it came back; no process of the case from before runs in this server"})
+	}
 	return nil
 }
