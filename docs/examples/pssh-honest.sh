@@ -80,6 +80,11 @@ statusOf() {
 # ssh writes as it exits), so the exit status comes first.
 classify() {
 	status=$(statusOf "$1")
+	# No status line at all: parallel-ssh killed this host's ssh at its
+	# deadline ("Timed out"), and the log it kept may end before the line
+	# that says whether the command left.
+	killed=false
+	[ -n "$status" ] || killed=true
 	[ "$status" = 255 ] && status=""
 	[ -n "$status" ] || status=$(sed -n 's/^debug1: Exit status \([0-9][0-9]*\).*/\1/p' "$2" | tail -n 1)
 	set -- "$2"
@@ -95,6 +100,8 @@ classify() {
 		printf 'authentication_failed\tnever\tthe host rejected the key; nothing was run'
 	elif grep -q 'Host key verification failed' "$1"; then
 		printf 'local_failure\tnever\tthe host key does not match known_hosts; nothing was sent'
+	elif $killed; then
+		printf 'outcome_unknown\treconcile_first\tparallel-ssh killed ssh at its deadline, and its log does not say whether the command was sent: reconcile this host before retrying it'
 	else
 		printf 'local_failure\tbounded\tssh failed before sending the command; nothing ran'
 	fi
