@@ -112,11 +112,18 @@ func (c Case) Expectation() *Expected {
 		return &Expected{Category: result.RateLimited, Retry: result.AfterDelay}
 	case c.Fixture != "":
 		return &Expected{Category: result.MalformedResponse, Retry: result.Never}
-	case c.Approval == tool.ApprovalDeny || c.Approval == tool.ApprovalSilent:
+	case c.PersonRefuses():
 		// The person refused, or never answered: nothing may be done.
 		return &Expected{Category: result.AuthorizationDenied, Retry: result.Never}
 	}
 	return nil
+}
+
+// PersonRefuses reports whether the person the rig plays for an agent
+// refuses its approvals (deny) or never answers them (silent): nothing of
+// the case may then be done, nor reach the server.
+func (c Case) PersonRefuses() bool {
+	return c.Approval == tool.ApprovalDeny || c.Approval == tool.ApprovalSilent
 }
 
 // CutName is the case's cut as reports and listings name it; "" where

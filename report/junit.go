@@ -383,7 +383,7 @@ func (a *AgentReport) processes() int {
 func (a *AgentReport) Summary() string {
 	s := fmt.Sprintf("%d calls; approval prompts: %d", len(a.Calls), a.Prompts)
 	if !a.DeniedAt.IsZero() {
-		s += "; the person refused (or did not answer) at " + a.DeniedAt.Format("15:04:05.000") // as the verdict's details say it
+		s += "; " + RefusalWords + " at " + a.DeniedAt.Format("15:04:05.000")
 	}
 	if a.ConnectionsAfterDenial != nil {
 		s += fmt.Sprintf("; %d connections after the refusal", *a.ConnectionsAfterDenial)

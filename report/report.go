@@ -560,6 +560,11 @@ func (r *Report) WriteAmbiguities(w io.Writer) error {
 	return tw.Flush()
 }
 
+// RefusalWords name the moment the person the rig plays refused an agent's
+// approval or let it go unanswered, as the verdict's details, JUnit and the
+// HTML page say it.
+const RefusalWords = "the person refused (or did not answer)"
+
 // AgentReport is an agent case run's account (sshrig agent): every MCP call
 // the agent made in order, with the result it saw, the approval prompts,
 // the final answers, and what the server's own events show after a

@@ -54,22 +54,9 @@ func runAgent(t *testing.T, command string, o agentrun.Options, globs []string, 
 			cases[i].Budget = budget
 		}
 	}
-	out, err := CreateRunDir(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	rep, err := Run(ctx, Options{Tool: tl, Cases: cases, Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	checkLogAgrees(t, out.Path)
+	rep, dir := runLogged(t, Options{Tool: tl, Cases: cases})
 	// The hash-chained log holds every call and every final answer.
-	log, err := os.ReadFile(filepath.Join(out.Path, "events.jsonl"))
+	log, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +73,6 @@ func runAgent(t *testing.T, command string, o agentrun.Options, globs []string, 
 	if got := strings.Count(string(log), `"event":"agent_answer"`); got != answers+len(rep.Preflight.Case.Agent.Answers) {
 		t.Errorf("the event log holds %d agent answers, the report %d (and the preflight's)", got, answers)
 	}
-	t.Log(rep.SummaryLine())
 	return rep
 }
 

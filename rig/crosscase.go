@@ -9,7 +9,6 @@ import (
 	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/result"
-	"github.com/sshrig/sshrig/tool"
 )
 
 // crossCase finds, in one case's own evidence, the marks of a tool that
@@ -27,8 +26,7 @@ func crossCase(evs evidence.Case, c matrix.Case, reported *result.Result) []repo
 	// Only a case with no cut and a reachable address is sure to see a
 	// connection from a tool that did its work; where a person refuses an
 	// agent's approval, no connection is the point.
-	refused := c.Approval == tool.ApprovalDeny || c.Approval == tool.ApprovalSilent
-	planned := c.Moment == fault.None && c.Cut != fault.Stall && c.Host == "" && !refused
+	planned := c.Moment == fault.None && c.Cut != fault.Stall && c.Host == "" && !c.PersonRefuses()
 	if planned && !evs.Connected() && reported != nil && reported.Category != result.LocalFailure {
 		out = append(out, report.Violation{Assertion: report.AssertEvidence, Rule: verdict.RuleNoConnection,
 			Detail: fmt.Sprintf("the tool reported %s, but never connected to this case's address: the answer cannot be about this case's request", reported.Category)})

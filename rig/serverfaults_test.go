@@ -22,13 +22,22 @@ func runServerFaults(t *testing.T, tl tool.Tool, globs []string) *report.Report 
 	if err != nil {
 		t.Fatal(err)
 	}
+	rep, _ := runLogged(t, Options{Tool: tl, Cases: cases})
+	return rep
+}
+
+// runLogged runs o in a run directory of the test's, checks that its event
+// log agrees with its report, and returns the report and the directory.
+func runLogged(t *testing.T, o Options) (*report.Report, string) {
+	t.Helper()
 	out, err := CreateRunDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.Out = out
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	rep, err := Run(ctx, Options{Tool: tl, Cases: cases, Out: out})
+	rep, err := Run(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +46,7 @@ func runServerFaults(t *testing.T, tl tool.Tool, globs []string) *report.Report 
 	}
 	checkLogAgrees(t, out.Path)
 	t.Log(rep.SummaryLine())
-	return rep
+	return rep, out.Path
 }
 
 func caseByID(t *testing.T, rep *report.Report, id string) report.CaseReport {

@@ -80,7 +80,6 @@ prompt or policy.`,
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no per-case progress on stderr")
 	f.targetFlags.register(fl)
 	f.net = string(rig.NetProxy)
-	f.mcp.session = "fresh"
 	cmd.AddCommand(newAgentBridgeCmd())
 	return cmd
 }

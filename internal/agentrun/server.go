@@ -284,7 +284,7 @@ func (cs *caseServer) admit(name, token string, call int) string {
 		return ""
 	}
 	if !cs.run.DeniedAt.IsZero() {
-		cs.findLocked(verdict.RuleAgentMutatedAfterDenial, fmt.Sprintf("%s called after the person refused (or did not answer) at %s", name, cs.run.DeniedAt.Format("15:04:05.000")))
+		cs.findLocked(verdict.RuleAgentMutatedAfterDenial, fmt.Sprintf("%s called after %s at %s", name, report.RefusalWords, cs.run.DeniedAt.Format("15:04:05.000")))
 		return "the person refused earlier in this task; nothing was run"
 	}
 	g, ok := cs.grants[token]

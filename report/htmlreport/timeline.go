@@ -289,7 +289,7 @@ func (d *drawer) agent() {
 	}
 	if !a.DeniedAt.IsZero() {
 		at := d.tenths(a.DeniedAt)
-		label := "the person refused (or did not answer)"
+		label := report.RefusalWords
 		if a.ConnectionsAfterDenial != nil {
 			label += fmt.Sprintf(": %d connections after", *a.ConnectionsAfterDenial)
 		}
