@@ -31,7 +31,8 @@ func StepCuts() []fault.Cut { return []fault.Cut{fault.Reset, fault.Blackhole} }
 // session channel opened on a connection that already carried one (an
 // OpenSSH ControlMaster's multiplexed session) meets the helper that owns
 // the connection killed, wedged or expired just as it asks for it
-// (fault.HelperCuts).
+// (fault.HelperCuts), and, where that session carries the workload, just
+// after the helper sent the workload's request.
 func ReuseCuts() []fault.Cut { return fault.HelperCuts() }
 
 // StepIDCuts are every cut a step case's id can end with.
@@ -62,11 +63,16 @@ type StepSelection struct {
 // requests (fault.Incidental). A run of requests of one name (the writes
 // of an upload) yields one step, its first. capped counts the steps left out
 // beyond MaxSteps. A session that reuses its connection also gets
-// ReuseCuts' cases.
+// ReuseCuts' cases; so does the workload's own request when its session
+// reuses a connection, at moment exec: the helper had sent the command
+// when it died, so its client cannot fall back to a connection of its own
+// (as OpenSSH's multiplexed client does when its master dies before the
+// session opened) and what it can know is that the request left.
 func StepCases(conv []fault.Request) (cases []Case, capped int) {
 	steps := 0
 	firstSession := true
 	sessionsOn := map[int]int{} // sessions so far, by connection
+	reusing := map[int]bool{}   // sessions opened on a connection that had carried one
 	upload := false
 	prev := ""
 	pos := 0 // the request's place in the conversation's shape: stable across runs
@@ -83,6 +89,18 @@ func StepCases(conv []fault.Request) (cases []Case, capped int) {
 		if r.Name == "session" {
 			sessionsOn[r.Conn]++
 			reuse = sessionsOn[r.Conn] > 1
+			reusing[r.Session] = reuse
+		}
+		if r.Place == fault.WorkloadPlace && reusing[r.Session] {
+			if steps == MaxSteps {
+				capped++
+				continue
+			}
+			steps++
+			name := fmt.Sprintf("%02d-%s", pos, idSafe(r.Name))
+			cases = append(cases, stepCasesUnder(ReuseCuts(), name, fault.Exec, fault.Step{}, fmt.Sprintf(
+				"exec: received the workload's %s on a session that reuses its connection, not yet answered; the helper that sent it is cut", r))...)
+			continue
 		}
 		if r.Name == "session" && firstSession {
 			firstSession = false
@@ -150,9 +168,13 @@ func stepCasesAt(name string, m fault.Moment, st fault.Step, notes string) []Cas
 func stepCasesUnder(cuts []fault.Cut, name string, m fault.Moment, st fault.Step, notes string) []Case {
 	var out []Case
 	for _, cut := range cuts {
-		s := st
-		out = append(out, Case{ID: StepCasePrefix + name + "." + cut.String(), Moment: m, Cut: cut,
-			Disposition: fault.Survive, Operation: DefaultOperation, Step: &s, Notes: notes})
+		c := Case{ID: StepCasePrefix + name + "." + cut.String(), Moment: m, Cut: cut,
+			Disposition: fault.Survive, Operation: DefaultOperation, Notes: notes}
+		if m.IsStep() || st.Request != "" {
+			s := st
+			c.Step = &s
+		}
+		out = append(out, c)
 	}
 	return out
 }

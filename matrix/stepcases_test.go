@@ -50,3 +50,52 @@ func TestStepCasesCutALaterConnection(t *testing.T) {
 		}
 	}
 }
+
+// A workload sent over a session that reuses its connection (an OpenSSH
+// ControlMaster's) is cut at its own request under the helper cuts, at
+// moment exec and with no step: the master had sent the command when it
+// died. The session that asked for the connection gets them too, as a step.
+func TestStepCasesCutTheHelperAfterAReusedWorkloadLeft(t *testing.T) {
+	conv := []fault.Request{
+		{Conn: 1, Name: "connection", Occurrence: 1, Place: fault.BeforeWorkload},
+		{Conn: 1, Session: 1, Name: "session", Occurrence: 1, Place: fault.BeforeWorkload},
+		{Conn: 1, Session: 1, Name: "exec", Occurrence: 1, Place: fault.BeforeWorkload},
+		{Conn: 1, Session: 2, Name: "session", Occurrence: 2, Place: fault.BeforeWorkload},
+		{Conn: 1, Session: 2, Name: "exec", Occurrence: 2, Place: fault.WorkloadPlace},
+	}
+	cases, _ := StepCases(conv)
+	var ids []string
+	for _, c := range cases {
+		ids = append(ids, c.ID)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", c.ID, err)
+		}
+	}
+	want := []string{
+		"step.03-exec.reset", "step.03-exec.blackhole",
+		"step.04-session.reset", "step.04-session.blackhole",
+		"step.04-session.kill-helper", "step.04-session.wedge-helper", "step.04-session.expire-helper",
+		"step.05-exec.kill-helper", "step.05-exec.wedge-helper", "step.05-exec.expire-helper",
+	}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("step cases\n got %v\nwant %v", ids, want)
+	}
+	for _, c := range cases[7:] {
+		if c.Moment != fault.Exec || c.Step != nil || !c.Cut.HelperCut() {
+			t.Errorf("%s: moment %s, step %v, cut %s: want exec, no step, a helper cut", c.ID, c.Moment, c.Step, c.Cut)
+		}
+	}
+	// The workload on the connection's first session is the matrix's: no
+	// step case for it.
+	alone := slices.Clone(conv[:3])
+	alone[2].Place = fault.WorkloadPlace
+	cases, _ = StepCases(alone)
+	if len(cases) != 0 {
+		t.Errorf("a workload on an unshared connection got step cases: %v", cases)
+	}
+	for _, c := range cases {
+		if c.Moment == fault.Exec {
+			t.Errorf("%s: a workload on an unshared connection got a step case", c.ID)
+		}
+	}
+}

@@ -88,9 +88,9 @@ func (w Wrapper) Selection() ([]matrix.Case, matrix.StepSelection, error) {
 	return cases, steps, err
 }
 
-// reused lists a session step that reuses its connection under the helper
-// cuts (matrix.ReuseCuts): its master killed, wedged and expired as it asks,
-// each with its rule.
+// reused lists a step that reuses its connection under the helper cuts
+// (matrix.ReuseCuts): its master killed, wedged and expired as the session
+// asks, or once the workload's request left, each with its rule.
 func reused(step, killed, wedged, expired string) []Case {
 	return []Case{{step + ".kill-helper", killed}, {step + ".wedge-helper", wedged}, {step + ".expire-helper", expired}}
 }
@@ -191,18 +191,25 @@ func Wrappers() []Wrapper {
 			// true. At the session, reset kills the master and the client
 			// connects on its own and runs the command once (succeeded);
 			// blackhole holds it until its timeout kills it (local_failure).
-			Steps: slices.Concat(both("step.03-exec", ""), both("step.04-session", ""), reused("step.04-session", "", "", ""))},
+			// Once the master sent the command (step.05-exec), a killed,
+			// wedged or expired master leaves the client with 255 or its
+			// timeout, and "nothing was sent" is false.
+			Steps: slices.Concat(both("step.03-exec", ""), both("step.04-session", ""), reused("step.04-session", "", "", ""),
+				reused("step.05-exec", verdict.RuleUnsafeCategory, verdict.RuleUnsafeCategory, verdict.RuleUnsafeCategory))},
 		// A master kept as long-lived tools keep one (ssh -M -N -f), every
 		// command through its socket with no deadline of its own: at the
-		// reused session a wedged master makes it hang. A killed or expired
-		// one is no defect of its: OpenSSH's multiplexed client connects on
-		// its own when its master dies before the session opened, and runs
-		// the command once.
+		// reused session a wedged master makes it hang. A master killed or
+		// expired as the session asks is no defect of its: OpenSSH's
+		// multiplexed client connects on its own when its master dies before
+		// the session opened, and runs the command once. Once the master sent
+		// the command, a killed or expired one leaves ssh's 255, which it
+		// reads as the host's failure, and a wedged one makes it hang.
 		{Script: "docs/examples/controlmaster-reuse-naive.sh", Needs: openssh,
 			Defect: "no deadline around the multiplexed ssh (only the master sends keepalives), and ssh's 255 read as confirmed_failure",
 			Caught: []Case{{"handshake.reset.survive", ""}, {"none.exit3", ""},
 				{"started.reset.survive", verdict.RuleUnsafeCategory}, {"finished.kill-helper.survive", verdict.RuleUnsafeCategory}},
-			Steps: slices.Concat(both("step.03-exec", ""), both("step.04-session", ""), reused("step.04-session", "", verdict.RuleHang, ""))},
+			Steps: slices.Concat(both("step.03-exec", ""), both("step.04-session", ""), reused("step.04-session", "", verdict.RuleHang, ""),
+				reused("step.05-exec", verdict.RuleUnsafeCategory, verdict.RuleHang, verdict.RuleUnsafeCategory))},
 		// A module-style wrapper on the host: the command's status as
 		// {"rc": N} on the last line, exit 1 for any failure (Ansible's
 		// modules). The ledger is the workload's truth (docs/tool-contract.md).
