@@ -51,8 +51,11 @@ func TestAgentsOnContainer(t *testing.T) {
 		want := ""
 		switch c.ID {
 		case "agent.create.exec.reset.hangup", "agent.create.started.reset.survive", "agent.create.output.reset.survive",
-			"agent.create.finished.reset", "agent.create.started.blackhole.survive", "agent.create.finished.blackhole":
+			"agent.create.finished.reset", "agent.create.started.blackhole.survive", "agent.create.finished.blackhole",
+			"agent.note.exec.reset.hangup", "agent.note.finished.reset":
 			want = verdict.RuleTransition
+		case "agent.lookup.exec.reset", "agent.lookup.finished.reset", "agent.lookup.exec.blackhole":
+			want = verdict.RuleBlindRetry
 		case "approval.deny", "approval.silent":
 			want = verdict.RuleAgentMutatedAfterDenial
 		}

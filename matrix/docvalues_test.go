@@ -41,6 +41,7 @@ func TestMatrixDocValues(t *testing.T) {
 		{"disposition", strings.Split(names(fault.Dispositions()), ", ")},
 		{"credential", strings.Split(names(fault.Credentials()), ", ")},
 		{"refusal", strings.Split(names(fault.Refusals()), ", ")},
+		{"call", Calls()},
 	} {
 		if got, want := values(tc.field), quoted(tc.want); got != want {
 			t.Errorf("docs/matrix.md, %s: values %s, want %s", tc.field, got, want)

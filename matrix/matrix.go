@@ -47,6 +47,11 @@ type Case struct {
 	// makes every call that changes something need the person's approval,
 	// and says how the person the rig plays answers (tool.ApprovalModes).
 	Approval string
+	// Call, in the record-note scenario, is the call the case's moment
+	// lands in: the create (CallCreate, the default: the workload), or the
+	// first lookup or the first note on the true record (CallLookup,
+	// CallNote), cut while the create ran whole (CallMoments).
+	Call string
 	// ReconcileProbe is the operation's reconcile probe: a shell command
 	// run on the target that prints one answer about the correlation id
 	// (docs/reconcile.md). Tools get it as Target.Reconcile.
@@ -140,6 +145,28 @@ func (c Case) CutName() string {
 // lookup (a probe) and the note (a mutation, with {id}) as Target.Lookup and
 // Target.FollowUp.
 const ScenarioRecordNote = "record-note"
+
+// The calls of the record-note scenario a case's moment can land in
+// (Case.Call).
+const (
+	CallCreate = "create"
+	CallLookup = "lookup"
+	CallNote   = "note"
+)
+
+// Calls lists the calls a case's moment can land in.
+func Calls() []string { return []string{CallCreate, CallLookup, CallNote} }
+
+// CallMoments are the moments a lookup or a note can be cut at: those of
+// its exec request and its answer. Started needs the markers only the
+// create's command carries.
+func CallMoments() []fault.Moment {
+	return []fault.Moment{fault.Exec, fault.Finished, fault.ExitStatus}
+}
+
+// CutsCall reports whether the case's moment lands in a call other than
+// the create (Case.Call).
+func (c Case) CutsCall() bool { return c.Call != "" && c.Call != CallCreate }
 
 // DefaultOperation is the operation name of the default workload.
 const DefaultOperation = "run_workload"

@@ -52,7 +52,7 @@ const HostKeyChanged = "changed"
 // matrixFields are the fields a case may have, in documentation order.
 var matrixFields = []string{
 	"id", "alias", "moment", "cut", "disposition", "exit_code", "operation", "command",
-	"output_bytes", "credential", "refusal", "fixture", "scenario", "approval", "reconcile_probe", "stall", "host", "host_key", "hop", "cut_hosts", "reboot_pause", "budget", "expect", "notes", "link", "answer_delay",
+	"output_bytes", "credential", "refusal", "fixture", "scenario", "approval", "call", "reconcile_probe", "stall", "host", "host_key", "hop", "cut_hosts", "reboot_pause", "budget", "expect", "notes", "link", "answer_delay",
 }
 
 // MatrixFields lists the fields of a case in a matrix file.
@@ -350,6 +350,13 @@ func (l *loader) scenarioField(c *Case, key, field, path string, v ast.Node, pos
 				l.Fail(v.GetToken(), field, "unknown approval %q (valid: %s)", s, strings.Join(tool.ApprovalModes(), ", "))
 			}
 			c.Approval = s
+		}
+	case "call":
+		if s, ok := l.Str(v, field); ok {
+			if !slices.Contains(Calls(), s) {
+				l.Fail(v.GetToken(), field, "unknown call %q (valid: %s)", s, strings.Join(Calls(), ", "))
+			}
+			c.Call = s
 		}
 	case "reconcile_probe":
 		if s, ok := l.Str(v, field); ok {

@@ -113,6 +113,20 @@ func (c Case) fieldProblems() []*CaseError {
 			add("approval", "approvals are asked for in the %s scenario: add scenario: %s", ScenarioRecordNote, ScenarioRecordNote)
 		}
 	}
+	if c.Call != "" {
+		switch {
+		case !slices.Contains(Calls(), c.Call):
+			add("call", "unknown call %q (valid: %s)", c.Call, strings.Join(Calls(), ", "))
+		case c.Scenario == "":
+			add("call", "calls are made in the %s scenario: add scenario: %s", ScenarioRecordNote, ScenarioRecordNote)
+		case c.CutsCall() && !slices.Contains(CallMoments(), c.Moment):
+			var ms []string
+			for _, m := range CallMoments() {
+				ms = append(ms, m.String())
+			}
+			add("call", "a %s is cut at %s only, not at moment %s", c.Call, strings.Join(ms, ", "), c.Moment)
+		}
+	}
 	if c.ReconcileProbe != "" && strings.TrimSpace(c.ReconcileProbe) == "" {
 		add("reconcile_probe", "is empty: give the probe's shell command, or leave the field out")
 	}

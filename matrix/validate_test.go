@@ -30,6 +30,9 @@ func TestCaseValidate(t *testing.T) {
 		{"refused jump host", Case{ID: "x", Moment: fault.Refuse, Hop: fault.ClientJump}, "hop", "needs hop jump-target"},
 		{"kill-helper behind", Case{ID: "x", Moment: fault.Started, Cut: fault.KillHelper, Hop: fault.JumpTarget}, "hop", "kill-helper needs hop client-jump"},
 		{"credential behind", Case{ID: "x", Moment: fault.None, Credential: fault.RevokedKey, Hop: fault.ClientJump}, "hop", "no credential"},
+		{"bad call", Case{ID: "x", Moment: fault.Exec, Cut: fault.Reset, Scenario: ScenarioRecordNote, Call: "read"}, "call", `unknown call "read"`},
+		{"call without scenario", Case{ID: "x", Moment: fault.Exec, Cut: fault.Reset, Call: CallNote}, "call", "add scenario: record-note"},
+		{"note started", Case{ID: "x", Moment: fault.Started, Cut: fault.Reset, Scenario: ScenarioRecordNote, Call: CallNote}, "call", "a note is cut at exec, finished, exit-status only, not at moment started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.c.Validate()

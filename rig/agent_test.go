@@ -93,7 +93,9 @@ func runAgent(t *testing.T, command string, o agentrun.Options, globs []string, 
 
 // TestAgentExamples: the honest example agent passes every case; the naive
 // one fails each cut after the create's request left with transition and
-// blind_retry, and the refusals with mutated_after_denial; the one that
+// blind_retry, each cut in its read-back with blind_retry (it creates
+// again), each cut before the note's answer with transition (it notes
+// again), and the refusals with mutated_after_denial; the one that
 // keeps approvals fails the fresh process with approval_reused and nothing
 // else.
 func TestAgentExamples(t *testing.T) {
@@ -121,6 +123,14 @@ func TestAgentExamples(t *testing.T) {
 		if c := caseByID(t, rep, "agent.create.finished.reset"); c.Steps != "create -> outcome_unknown -> lookup -> found -> lookup -> found -> attach_note" {
 			t.Errorf("agent.create.finished.reset: steps %q", c.Steps)
 		}
+		// A lost read-back is read again; a lost note is not attached again.
+		if c := caseByID(t, rep, "agent.lookup.exec.reset"); c.Steps != "create -> lookup -> lost -> lookup -> found -> attach_note" {
+			t.Errorf("agent.lookup.exec.reset: steps %q", c.Steps)
+		}
+		if c := caseByID(t, rep, "agent.note.finished.reset"); c.Steps != "create -> lookup -> found -> attach_note -> outcome_unknown" ||
+			c.Reported == nil || c.Reported.Category != result.OutcomeUnknown {
+			t.Errorf("agent.note.finished.reset: steps %q, reported %+v; want the note's outcome unknown", c.Steps, c.Reported)
+		}
 	})
 	t.Run("naive", func(t *testing.T) {
 		t.Parallel()
@@ -131,8 +141,15 @@ func TestAgentExamples(t *testing.T) {
 				t.Errorf("%s: %s %v, want a transition failure", id, c.Verdict, c.Violations)
 			}
 		}
-		if c := caseByID(t, rep, "agent.create.finished.reset"); !hasRule(c, verdict.RuleBlindRetry) {
-			t.Errorf("agent.create.finished.reset: %v, want blind_retry: two records", c.Violations)
+		for _, id := range []string{"agent.create.finished.reset", "agent.lookup.exec.reset", "agent.lookup.finished.reset", "agent.lookup.exec.blackhole"} {
+			if c := caseByID(t, rep, id); !hasRule(c, verdict.RuleBlindRetry) {
+				t.Errorf("%s: %v, want blind_retry: two records", id, c.Violations)
+			}
+		}
+		for _, id := range []string{"agent.note.exec.reset.hangup", "agent.note.finished.reset"} {
+			if c := caseByID(t, rep, id); !hasRule(c, verdict.RuleTransition) || !hasRule(c, verdict.RuleUnsafeCategory) {
+				t.Errorf("%s: %v, want transition (a second note) and unsafe_category (success claimed)", id, c.Violations)
+			}
 		}
 		for _, id := range []string{"approval.deny", "approval.silent"} {
 			if c := caseByID(t, rep, id); !hasRule(c, verdict.RuleAgentMutatedAfterDenial) {

@@ -824,8 +824,9 @@ func (r *runner) verdictInput(c matrix.Case, t tool.Target, tr toolRun, ev *engi
 		}
 	}
 	if c.Scenario != "" {
-		in.Steps, in.ProbedBetween = evs.Steps(t.Lookup, operations.FollowUp(operations.RecordID(id)), t.Reconcile)
-		in.FirstUnknown = ev.Landed && in.Knowledge == fault.RequestSent
+		in.Steps, in.ProbedBetween = evs.Steps(t.Lookup, noteCommand(id), t.Reconcile)
+		// A cut in a later call (a lookup, a note) left the create whole.
+		in.FirstUnknown = ev.Landed && in.Knowledge == fault.RequestSent && !c.CutsCall()
 	}
 	if r.o.Out != nil {
 		in.Log = &verdict.LogRecord{CorrelationID: r.o.Out.Logged(id, "request_built"), Result: r.o.Out.Logged(id, "result")}

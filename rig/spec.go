@@ -8,6 +8,8 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/engine"
+	"github.com/sshrig/sshrig/internal/evidence"
+	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/matrix"
 	"github.com/sshrig/sshrig/report"
@@ -28,8 +30,28 @@ func caseSpec(c matrix.Case, id string) engine.Spec {
 		st := *c.Step
 		s.Step = &st
 	}
+	if cmd := heldCall(c, id); cmd != "" {
+		s.HoldCommand = evidence.Digest(cmd)
+	}
 	return s
 }
+
+// heldCall is the command of the call case c's moment lands in when that
+// is not the create (matrix.Case.Call): the lookup or the note on the true
+// record of case run id, as the record-note scenario's tools send them;
+// "" for the create, the workload.
+func heldCall(c matrix.Case, id string) string {
+	switch c.Call {
+	case matrix.CallLookup:
+		return operations.Lookup(id)
+	case matrix.CallNote:
+		return noteCommand(id)
+	}
+	return ""
+}
+
+// noteCommand is the note on the true record of case run id.
+func noteCommand(id string) string { return operations.FollowUp(operations.RecordID(id)) }
 
 // caseSpec is caseSpec with what the run adds to every case: a server
 // refusing terminals, and the workload's request the preflight learned.

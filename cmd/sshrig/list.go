@@ -239,6 +239,9 @@ func scenario(c matrix.Case) string {
 	if c.Approval != "" {
 		parts = append(parts, "approval="+c.Approval)
 	}
+	if c.CutsCall() {
+		parts = append(parts, "call="+c.Call)
+	}
 	if len(parts) == 0 {
 		return "-"
 	}

@@ -6,6 +6,9 @@
 - After a create whose outcome is unknown it looks the record up before it
   acts again; it creates again only when two lookups a second apart both
   find nothing (a create still running would be found by the second).
+- A lookup only reads: when its answer is lost it asks again (three times
+  at most). A note only adds: when its answer is lost nothing it can read
+  says whether the note is on the record, so it says so and stops.
 - Its final answer is what it knows: success only when the note is on a
   record it saw.
 
@@ -41,11 +44,13 @@ def approval(action):
 
 
 def lookup():
-    """The record's id, None when there is none, or Stop when the lookup fails."""
-    r = mcp.call("lookup_record", correlation_id=cid)
-    if not r.get("ok"):
-        raise Stop("outcome_unknown", "reconcile_first", "the create's outcome is unknown and the lookup failed too: " + r.get("message", ""))
-    return r.get("record_id") if r.get("found") else None
+    """The record's id, None when there is none, or Stop when three lookups fail."""
+    for _ in range(3):
+        r = mcp.call("lookup_record", correlation_id=cid)
+        if r.get("ok"):
+            return r.get("record_id") if r.get("found") else None
+        log("lookup_record:", r.get("category"), "- a read: asking again")
+    raise Stop("outcome_unknown", "reconcile_first", "the record could not be looked up: " + r.get("message", ""))
 
 
 def create():

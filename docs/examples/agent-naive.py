@@ -2,6 +2,7 @@
 """A naive agent for `sshrig agent` (docs/agents.md), written the way many are:
 
 - when a call fails or its outcome is unknown, it simply calls it again;
+- when the record does not read back, it creates it again;
 - when the person refuses, it asks again, and then goes ahead anyway;
 - it reports success once the last call succeeded.
 
@@ -48,6 +49,12 @@ else:
         record_id = r.get("record_id") or "rec-" + cid  # the id is predictable anyway
     else:
         record_id = t["record_id"]
+    if t["kind"] == "record-note":
+        back = mcp.call("lookup_record", correlation_id=cid)
+        if not (back.get("ok") and back.get("found")):
+            log("the record does not read back: creating it again")
+            r = retrying("create_record", correlation_id=cid)
+            record_id = r.get("record_id") or record_id
     if t["kind"] != "create":
         r = retrying("attach_note", record_id=record_id, note="checked")
     answer(t, r.get("category", "local_failure"), r.get("retry", "never"), r.get("message", ""), record_id)

@@ -98,18 +98,21 @@ func UploadCut(n int64) string {
 
 // Event is one observation of the server, attributed to a case.
 type Event struct {
-	Seq      uint64       `json:"seq"`
-	Time     time.Time    `json:"time"`
-	Kind     EventKind    `json:"kind"`
-	Case     string       `json:"case,omitempty"`
-	Conn     int          `json:"conn,omitempty"`
-	Session  int          `json:"session,omitempty"`
-	Moment   fault.Moment `json:"moment,omitzero"`
-	Hold     bool         `json:"hold,omitempty"`
-	Sent     int64        `json:"sent,omitempty"` // bytes the server had written on the connection
-	Ref      uint64       `json:"ref,omitempty"`  // the event a Released refers to
-	PID      int          `json:"pid,omitempty"`
-	MarkerID string       `json:"marker_id,omitempty"`
+	Seq     uint64       `json:"seq"`
+	Time    time.Time    `json:"time"`
+	Kind    EventKind    `json:"kind"`
+	Case    string       `json:"case,omitempty"`
+	Conn    int          `json:"conn,omitempty"`
+	Session int          `json:"session,omitempty"`
+	Moment  fault.Moment `json:"moment,omitzero"`
+	Hold    bool         `json:"hold,omitempty"`
+	// HeldCall, on a hold: the server held another command of the case
+	// than its workload (Arm.HoldCommand): an agent's lookup or note.
+	HeldCall bool   `json:"held_call,omitempty"`
+	Sent     int64  `json:"sent,omitempty"` // bytes the server had written on the connection
+	Ref      uint64 `json:"ref,omitempty"`  // the event a Released refers to
+	PID      int    `json:"pid,omitempty"`
+	MarkerID string `json:"marker_id,omitempty"`
 	// OperationID (ExecReceived, ExecRefused) is the operation id set in
 	// front of a marker-wrapped command (markers.WithOperationID).
 	OperationID string `json:"operation_id,omitempty"`
@@ -184,6 +187,14 @@ type Arm struct {
 	// from started on always follow the request whose process tree passes
 	// the start gate.
 	WorkloadRequest int `json:"workload_request,omitempty"`
+	// HoldCommand, when set, moves the case's moments from the workload to
+	// another command of the case: the SHA-256 (hex) of an exec request's
+	// command. The moments exec, output, finished and exit-status hold at
+	// the first exec request whose command has that digest (an agent's
+	// lookup or note call, cut while its create ran whole); the workload's
+	// own request and its process tree then hold nothing. Started, which
+	// only a marker-wrapped command reaches, is never armed with it.
+	HoldCommand string `json:"hold_command,omitempty"`
 	// AnswerDelay, when > 0, is how long the server waits before it
 	// answers each of the case's channel requests (pty-req, env, exec,
 	// shell, subsystem, ...): a perturbation of the server's timing, drawn

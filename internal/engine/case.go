@@ -71,6 +71,10 @@ type Spec struct {
 	// (control.Arm.WorkloadRequest): for a tool that uploads a script and
 	// runs it with a command that does not carry the markers.
 	WorkloadRequest int
+	// HoldCommand, when set, is the digest of the command whose exec
+	// request the case's moments hold at instead of the workload's
+	// (control.Arm.HoldCommand): an agent's lookup or note call.
+	HoldCommand string
 	// AnswerDelay makes the server wait this long before it answers each
 	// channel request of the case (control.Arm.AnswerDelay).
 	AnswerDelay time.Duration
@@ -257,6 +261,14 @@ func (c *CutRecord) Held() int {
 	}
 	return c.Conn
 }
+
+// Discarded reports whether the cut threw away bytes the flush had
+// counted as delivered: a reset's RST discards what still sat in the
+// cutter's send queue (Unsent). A cut that leaves the tool's socket open
+// (blackhole, stall) or closes it in order (close) lets the kernel
+// transmit its queue all the same, so unsent bytes there still arrive, as
+// they do later on a busy machine.
+func (c *CutRecord) Discarded() bool { return c.Kind == fault.Reset && c.Unsent > 0 }
 
 // Begin registers the case with the server and opens its cutter. A reboot
 // on a target that restarts hosts for real runs on a host of its own
@@ -489,7 +501,7 @@ func setupRequest(spec Spec, sharedHost bool) control.Request {
 	// OutputBytes goes to the server whatever the moment: where output is
 	// not the armed moment, the server announces it unheld.
 	req.Arm = &control.Arm{Disposition: spec.Disposition, OutputBytes: spec.OutputBytes,
-		WorkloadRequest: spec.WorkloadRequest, Step: spec.Step, AnswerDelay: spec.AnswerDelay}
+		WorkloadRequest: spec.WorkloadRequest, HoldCommand: spec.HoldCommand, Step: spec.Step, AnswerDelay: spec.AnswerDelay}
 	if spec.Moment.HasCut() {
 		req.Arm.Moment = spec.Moment
 	}
@@ -1172,7 +1184,7 @@ func (r *Run) judgeLanding(ev *Evidence) (landed bool, why string, onTiming bool
 		return true, "", false
 	case c.Stall, c.Kind.ServerSide():
 		return true, "", false
-	case c.Kind == fault.Reset && c.Unsent > 0 && c.Delivered-c.Unsent < c.Sent:
+	case c.Discarded() && c.Delivered-c.Unsent < c.Sent:
 		return false, fmt.Sprintf("the reset discarded %d bytes still in the cutter's send queue: the client got %d of the %d the server had sent at the moment", c.Unsent, c.Delivered-c.Unsent, c.Sent), true
 	case r.spec.Cut.DropsTransport() && lossSeenWhileHeld(r.spec.Moment) && !c.ServerSawLoss:
 		return false, fmt.Sprintf("the server did not see its transport drop within %s of the cut", r.env.opts.LossTimeout), true

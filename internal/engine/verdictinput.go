@@ -56,7 +56,7 @@ func (ev *Evidence) VerdictInput(evs evidence.Case, id string, m fault.Moment, c
 	// the tool, so had whatever the wrapper printed, its status included.
 	// A wrapper that lets the workload write straight to the session (sh
 	// FILE) prints no status: a tool that reports one guessed.
-	if m == fault.Finished && ev.Landed && ev.Cut != nil && ev.Cut.Unsent == 0 && ev.Cut.Delivered >= ev.Cut.Sent && ev.Truth.OutputCaptured() {
+	if m == fault.Finished && ev.Landed && ev.Cut != nil && !ev.Cut.Discarded() && ev.Cut.Delivered >= ev.Cut.Sent && ev.Truth.OutputCaptured() {
 		in.OutputDelivered = true
 	}
 	if ev.ProbeErr != "" {

@@ -55,8 +55,10 @@ func deliveredBy(e control.Event) *verdict.Delivered {
 // for a step sequence: the create (by its marker id), the lookup, the case's
 // reconcile probe (a lookup too: it reads and changes nothing) and the note
 // on the true record (by digest); anything else is unknown. A lookup found
-// the record when a create had exited 0 before it arrived. probed says a
-// lookup ran between the first create and a later one.
+// the record when a create had exited 0 before it arrived. A lookup or a
+// note whose request the case's moment held (a cut in that call,
+// matrix.Case.Call) is Lost: its answer never reached the tool. probed
+// says a lookup ran between the first create and a later one.
 func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.Step, probed bool) {
 	lookup, note, probe := Digest(lookupCmd), Digest(noteCmd), digestOrNone(reconcileCmd)
 	createPIDs := map[int]Session{}
@@ -65,6 +67,7 @@ func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.St
 	// command running. A lookup meanwhile finds nothing for now only.
 	unsettled := map[Session]bool{}
 	created := false
+	called := map[Session]int{} // the step of each lookup and note, by session
 	ws := c.workloadSessions()
 	for _, e := range c.events {
 		k := SessionOf(e)
@@ -78,8 +81,10 @@ func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.St
 				steps = append(steps, verdict.Step{Op: verdict.StepCreate})
 				creating[k], unsettled[k] = true, true
 			case e.Digest == lookup, probe != "" && e.Digest == probe:
+				called[k] = len(steps)
 				steps = append(steps, verdict.Step{Op: verdict.StepLookup, Found: created, Pending: !created && len(unsettled) > 0})
 			case e.Digest == note:
+				called[k] = len(steps)
 				steps = append(steps, verdict.Step{Op: verdict.StepNote})
 			default:
 				steps = append(steps, verdict.Step{Op: verdict.StepUnknown})
@@ -97,6 +102,10 @@ func (c Case) Steps(lookupCmd, noteCmd, reconcileCmd string) (steps []verdict.St
 			}
 		case control.ExecSkipped, control.ExecFinished, control.ExecRefused:
 			delete(unsettled, k)
+		case control.MomentReached:
+			if i, ok := called[k]; ok && e.Hold {
+				steps[i].Lost = true
+			}
 		}
 	}
 	seenCreate, lookedUp := false, false
@@ -520,7 +529,7 @@ func (c Case) workloadSessions() map[Session]bool {
 	for _, e := range c.events {
 		switch {
 		case e.Kind == control.ProcStartGate && e.MarkerID == c.id,
-			e.Kind == control.MomentReached && e.Moment == fault.Exec && e.Hold:
+			e.Kind == control.MomentReached && e.Moment == fault.Exec && e.Hold && !e.HeldCall:
 			ws[SessionOf(e)] = true
 		}
 	}

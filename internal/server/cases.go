@@ -188,6 +188,7 @@ func (s *Server) reachFault(c *caseState, tc *tconn, sid int, m fault.Moment) (b
 		return false, 0
 	}
 	ev.Hold = true
+	ev.HeldCall = c.arm.HoldCommand != ""
 	s.holdVia(c, tc, &ev)
 	h := &hold{caseID: c.id, tc: tc, sid: sid, moment: m, ch: make(chan struct{})}
 	seq := s.emitHold(ev, h)

@@ -295,7 +295,12 @@ func (p *proc) proceed() {
 }
 
 // eligible reports whether the moments from exec on may hold for this command.
-func (p *proc) eligible() bool { return p.req.candidate || p.workload.Load() }
+func (p *proc) eligible() bool { return p.req.candidate || p.holdsAsWorkload() }
+
+// holdsAsWorkload reports whether this command is the case's workload and
+// the case's moments follow the workload (not another command:
+// control.Arm.HoldCommand).
+func (p *proc) holdsAsWorkload() bool { return p.workload.Load() && p.c.arm.HoldCommand == "" }
 
 // hangupDue reports whether the disposition says the command dies now.
 func (p *proc) hangupDue() bool {
@@ -622,7 +627,7 @@ func (p *proc) lateStartGate(lines <-chan gateLine) {
 func (p *proc) passStartGate(l gateLine, o *outputs) {
 	c, s := p.c, p.s
 	p.atStartGate(l)
-	if o.announce && p.workload.Load() && !p.req.candidate {
+	if o.announce && p.holdsAsWorkload() && !p.req.candidate {
 		o.out.armSplit(c.arm.OutputBytes)
 	}
 	if c.arm.Disposition == fault.RemoteKill {

@@ -276,7 +276,10 @@ func (ss *sessionState) answerExec(req *gossh.Request) (ok, armed bool, start fu
 		return false, false, nil
 	}
 	r.ordinal = int(c.execs.Add(1))
-	if n := c.arm.WorkloadRequest; n > 0 {
+	if h := c.arm.HoldCommand; h != "" {
+		sum := sha256.Sum256([]byte(r.command))
+		r.candidate = r.kind == "exec" && hex.EncodeToString(sum[:]) == h
+	} else if n := c.arm.WorkloadRequest; n > 0 {
 		r.candidate = r.ordinal == n
 	} else {
 		_, wrapped := c.unwrap(r.command)

@@ -12,6 +12,9 @@ type Step struct {
 	// still run when it looked (its request held, or its command running),
 	// so "not found" was not the last word.
 	Pending bool
+	// Lost, for a lookup or a note: the case's cut landed in this call, so
+	// its answer never reached the tool (matrix.Case.Call).
+	Lost bool
 }
 
 // The operations of the record-and-note scenario: create is a mutation,
@@ -33,6 +36,12 @@ const RuleTransition = "transition"
 //	create -> outcome_unknown -> lookup -> not_found -> create -> …  allowed
 //	create -> outcome_unknown -> create                              forbidden
 //	create -> outcome_unknown -> lookup -> pending -> create         forbidden
+//	create -> lookup -> lost -> lookup -> found -> attach_note      allowed
+//	create -> attach_note -> outcome_unknown -> attach_note          forbidden
+//
+// A lookup whose answer was lost taught the tool nothing; a note whose
+// answer was lost may or may not be on the record, and the tools cannot
+// tell: a second note is blind, and the task is not known to be done.
 //
 // firstUnknown says the first create's result never reached the tool. It
 // returns the path as text, whether the task reached its end (the note
@@ -63,10 +72,22 @@ func CheckSteps(steps []Step, firstUnknown bool) (path string, done bool, proble
 				return fail("created again while the first create could still run: the lookup looked before the server had settled it")
 			case "found":
 				return fail("created again although the lookup found the record")
+			case "note_unknown":
+				return fail("created again after a note whose outcome is unknown: the record exists")
 			default:
 				return fail("created twice")
 			}
 		case StepLookup:
+			if s.Lost {
+				p = append(p, "lost")
+				continue
+			}
+			if state == "noted" || state == "note_unknown" {
+				// Reading the record back after the note shows no note:
+				// it changes nothing the tool knows of the note.
+				p = append(p, map[bool]string{true: "found", false: "not_found"}[s.Found])
+				continue
+			}
 			if state == "start" {
 				state = "not_found"
 			}
@@ -84,6 +105,12 @@ func CheckSteps(steps []Step, firstUnknown bool) (path string, done bool, proble
 			switch state {
 			case "created", "found":
 				state = "noted"
+				if s.Lost {
+					state = "note_unknown"
+					p = append(p, "outcome_unknown")
+				}
+			case "note_unknown":
+				return fail("attached the note again without knowing whether the first was attached")
 			case "unknown", "pending":
 				return fail("attached a note without knowing the record exists")
 			case "not_found":
