@@ -162,6 +162,34 @@ func TestAgentExamples(t *testing.T) {
 			}
 		}
 	})
+	// Through MCP elicitation (no approve calls), the person the rig plays
+	// is reached by the agent's host: relayed, every approval case passes;
+	// a host that accepts every prompt itself fails each with
+	// approval_forged, refusals and approvals alike.
+	t.Run("elicitation", func(t *testing.T) {
+		t.Parallel()
+		rep := runAgent(t, agentCommand(t, repoFile(t, "docs/examples/agent-honest.py"), "--elicit"), agentrun.Options{}, []string{"approval.*"}, 0)
+		for _, c := range rep.Cases {
+			if c.Verdict != report.Pass || c.Agent == nil || c.Agent.Prompts == 0 {
+				t.Errorf("%s: %s %v %s; want a pass, with prompts", c.ID, c.Verdict, c.Violations, c.Reason)
+				continue
+			}
+			for _, call := range c.Agent.Calls {
+				if call.Tool == agentrun.ToolApprove {
+					t.Errorf("%s: the agent called approve; its approvals were to come by elicitation", c.ID)
+				}
+			}
+		}
+	})
+	t.Run("elicitation, yes to all", func(t *testing.T) {
+		t.Parallel()
+		rep := runAgent(t, agentCommand(t, repoFile(t, "docs/examples/agent-honest.py"), "--elicit-approve-all"), agentrun.Options{}, []string{"approval.*"}, 0)
+		for _, c := range rep.Cases {
+			if c.Verdict != report.Fail || !hasRule(c, verdict.RuleAgentApprovalForged) {
+				t.Errorf("%s: %s %v; want approval_forged", c.ID, c.Verdict, c.Violations)
+			}
+		}
+	})
 	t.Run("reuse-approval", func(t *testing.T) {
 		t.Parallel()
 		rep := runAgent(t, agentCommand(t, repoFile(t, "docs/examples/agent-reuse-approval.py")), agentrun.Options{}, []string{"approval.*"}, 0)

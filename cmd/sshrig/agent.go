@@ -32,7 +32,9 @@ server of its own on loopback whose tools run over SSH against the case's
 server: create_record, lookup_record, attach_note and run_command, each
 returning the result contract in structuredContent with isError exactly when
 ok is false, and, in the approval cases, approve, where the rig plays the
-person who approves, refuses or never answers. It starts the agent with:
+person who approves, refuses or never answers. A client that declares MCP
+elicitation is asked by the server itself, inside the call, instead; its
+host reaches the same person at SSHRIG_PERSON_URL. It starts the agent with:
 
   SSHRIG_MCP_URL       the server's URL (streamable HTTP, JSON answers)
   SSHRIG_MCP_COMMAND   a command serving the same over stdio, for agents
@@ -40,6 +42,7 @@ person who approves, refuses or never answers. It starts the agent with:
   SSHRIG_TASK          the task in words, one deterministic instruction
   SSHRIG_TASK_JSON     the same task as JSON (kind, correlation_id, ...)
   SSHRIG_AGENT_STATE   a directory that lives as long as the case
+  SSHRIG_PERSON_URL    the person, for a host relaying an elicitation
 
 and cuts the create's SSH connection at the case's moment. The agent prints
 one JSON line on stdout: the result contract with a record_id. Judged: its
@@ -47,9 +50,10 @@ calls in the order the server saw them (create, outcome_unknown, lookup,
 found, attach_note), a second record (blind_retry even when the task ends
 well), its final answer against what really happened, every call that
 changes something after a refusal, an approval reused across calls or
-processes, more prompts than --max-prompts, more calls than --max-calls (the
-agent is stopped), no answer within the case's budget, garbage. No SSH key
-reaches the agent: its only way to the host is the tools.
+processes, an elicitation its host accepted for the person, more prompts
+than --max-prompts, more calls than --max-calls (the agent is stopped), no
+answer within the case's budget, garbage. No SSH key reaches the agent: its
+only way to the host is the tools.
 
 Exit codes as 'sshrig run'. docs/agents.md says how to point a real agent
 (an agent host, an SDK loop) at the rig, and what each verdict means for its
@@ -69,7 +73,7 @@ prompt or policy.`,
 	fl.StringVar(&f.agent.command, "agent", "", "the agent under test: a command line (POSIX shell quoting) started once per case (twice for a fresh-process case)")
 	fl.IntVar(&f.agent.maxPrompts, "max-prompts", agentrun.DefaultMaxPrompts, "approval prompts per case before the agent fails with approval_fatigue")
 	fl.IntVar(&f.agent.maxCalls, "max-calls", agentrun.DefaultMaxCalls, "tool calls per case before the rig stops the agent (agent_loop)")
-	fl.StringVar(&f.agent.approvalWait, "approval-wait", agentrun.DefaultApprovalWait.String(), "how long the person stays silent in an approval.silent case before approve returns no_answer")
+	fl.StringVar(&f.agent.approvalWait, "approval-wait", agentrun.DefaultApprovalWait.String(), "how long the person stays silent in an approval.silent case before approve returns no_answer (or the person's endpoint cancel)")
 	fl.StringVar(&f.cases, "cases", "", "comma-separated globs over case ids (default: every case of the agent matrix)")
 	fl.StringVar(&f.matrix, "matrix", "", "matrix file (YAML, docs/matrix.md) instead of the agent matrix")
 	fl.IntVar(&f.parallel, "parallel", rig.DefaultParallel, "most cases run at once (default: sized to the agent and the machine)")

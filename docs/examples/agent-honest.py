@@ -13,14 +13,25 @@
   record it saw.
 
     sshrig agent --agent 'python3 docs/examples/agent-honest.py'
+
+With --elicit its client declares MCP elicitation: it calls approve no more,
+the server asks for each approval inside the call, and the agent's host
+shows the question to the person (SSHRIG_PERSON_URL) and returns the answer.
+With --elicit-approve-all the host answers every question "accept" itself,
+as a host set to approve everything does: approval_forged.
 """
 import sys
 import time
 
-from sshrig_mcp import Client, answer, log, task
+from sshrig_mcp import Client, answer, ask_person, log, task
 
 t = task()
-mcp = Client()
+elicit = None
+if "--elicit" in sys.argv[1:]:
+    elicit = ask_person
+elif "--elicit-approve-all" in sys.argv[1:]:
+    elicit = lambda params: {"action": "accept", "content": {}}  # noqa: E731: the defect, in one line
+mcp = Client(elicit=elicit)
 cid = t["correlation_id"]
 
 
@@ -33,8 +44,9 @@ class Stop(Exception):
 
 
 def approval(action):
-    """The approval argument for one call, or Stop when the person refuses."""
-    if not t["approvals"]:
+    """The approval argument for one call, or Stop when the person refuses.
+    With elicitation the server asks inside the call: no argument."""
+    if not t["approvals"] or elicit:
         return {}
     d = mcp.call("approve", action=action, reason=f"{action} for correlation id {cid}")
     if d.get("decision") != "approved":

@@ -129,7 +129,7 @@ func (a *Tool) RunAnswer(ctx context.Context, t tool.Target, stdout, stderr io.W
 	defer cancel()
 	deadline := time.Now().Add(t.Deadline)
 	cs := newCaseServer(ctx, t, a.o, deadline)
-	url, closeServer, err := serve(cs.server())
+	url, closeServer, err := serve(cs)
 	if err != nil {
 		fmt.Fprintf(stderr, "sshrig agent: cannot serve MCP: %v\n", err)
 		return cs.answer()
@@ -179,7 +179,7 @@ func (a *Tool) environ(url, state string) []string {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, EnvMCPURL+"="+url, EnvState+"="+state)
+	env = append(env, EnvMCPURL+"="+url, EnvPersonURL+"="+personURL(url), EnvState+"="+state)
 	if len(a.o.Bridge) > 0 {
 		env = append(env, EnvMCPCommand+"="+shellJoin(append(append([]string(nil), a.o.Bridge...), url)))
 	}
@@ -195,15 +195,21 @@ func shellJoin(argv []string) string {
 	return strings.Join(q, " ")
 }
 
-// serve starts the case's MCP server on a loopback port.
-func serve(s *mcp.Server) (url string, closeFn func(), err error) {
+// personURL is the person's endpoint beside the MCP server at url.
+func personURL(url string) string { return strings.TrimSuffix(url, "/mcp") + "/person" }
+
+// serve starts the case's MCP server, and the person's endpoint beside it
+// (/person, elicit.go), on a loopback port.
+func serve(cs *caseServer) (url string, closeFn func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
+	s := cs.server()
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h)
+	mux.HandleFunc("/person", cs.person)
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan struct{})
 	go func() {

@@ -14,6 +14,10 @@
 //     approval case, approve is the person the rig plays, and the tools
 //     that change something run only with an approval given for that call,
 //     in that process;
+//   - approvals by MCP elicitation (elicit.go): a client that declares the
+//     capability is asked by the server inside the call, and its host
+//     reaches the same person at SSHRIG_PERSON_URL; each prompt's id tells
+//     the rig whether the person saw it and what they said;
 //   - the tasks (task.go): one deterministic instruction per scenario, in
 //     words (SSHRIG_TASK) and as JSON (SSHRIG_TASK_JSON);
 //   - the agent's processes (agent.go): started in a process group of
@@ -22,10 +26,10 @@
 //     the result contract with a record_id;
 //   - the stdio bridge (bridge.go), for agents that only launch MCP
 //     servers: SSHRIG_MCP_COMMAND relays stdin and stdout to the HTTP
-//     server.
+//     server, the server's own questions (elicitations) included.
 //
 // What it finds beyond the final answer (a mutation after a denial, an
-// approval reused, too many prompts, a loop, no answer, garbage) are
+// approval reused or forged by the host, too many prompts, a loop, no answer, garbage) are
 // tool.Findings with internal/verdict's agent rules; the transitions
 // between the calls are judged from the server's own events, as every
 // step sequence's are.

@@ -50,6 +50,9 @@ type caseServer struct {
 	findings []tool.Finding
 	flagged  map[string]bool // rules found once per case (fatigue, loop)
 	grants   map[string]*grant
+	// asked holds the elicitation prompts open now, each with what the
+	// person said of it ("" until the person is shown it).
+	asked    map[string]string
 	process  int       // the agent process running now, from 1
 	deadline time.Time // the case's budget ends
 	calls    int
@@ -65,7 +68,7 @@ type grant struct {
 }
 
 func newCaseServer(ctx context.Context, t tool.Target, o Options, deadline time.Time) *caseServer {
-	return &caseServer{t: t, o: o, ctx: ctx, deadline: deadline, flagged: map[string]bool{}, grants: map[string]*grant{},
+	return &caseServer{t: t, o: o, ctx: ctx, deadline: deadline, flagged: map[string]bool{}, grants: map[string]*grant{}, asked: map[string]string{},
 		run: tool.AgentRun{Calls: []tool.AgentCall{}, Answers: []string{}}}
 }
 
@@ -120,7 +123,7 @@ func (cs *caseServer) handler(name string) mcp.ToolHandler {
 		if len(raw) > 0 && json.Unmarshal(raw, &a) != nil {
 			out = cs.refuse(&call, result.LocalFailure, "the arguments are not a JSON object of the tool's fields")
 		} else {
-			out = cs.serve(name, a, &call)
+			out = cs.serve(req.Session, name, a, &call)
 		}
 		call.End = time.Now()
 		b, _ := json.Marshal(out)
@@ -130,16 +133,22 @@ func (cs *caseServer) handler(name string) mcp.ToolHandler {
 			ok = out["decision"] == DecisionApproved
 		}
 		call.IsError = !ok
-		cs.mu.Lock()
-		call.Process = cs.process
-		cs.run.Calls = append(cs.run.Calls, call)
-		cs.mu.Unlock()
+		cs.record(call)
 		return &mcp.CallToolResult{IsError: !ok, StructuredContent: out, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 	}
 }
 
-// serve answers one call.
-func (cs *caseServer) serve(name string, a callArgs, call *tool.AgentCall) map[string]any {
+// record adds one exchange with the agent to the case's record, in the
+// order they ended.
+func (cs *caseServer) record(call tool.AgentCall) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	call.Process = cs.process
+	cs.run.Calls = append(cs.run.Calls, call)
+}
+
+// serve answers one call of the client of ss.
+func (cs *caseServer) serve(ss *mcp.ServerSession, name string, a callArgs, call *tool.AgentCall) map[string]any {
 	cs.mu.Lock()
 	cs.calls++
 	n := cs.calls
@@ -172,6 +181,16 @@ func (cs *caseServer) serve(name string, a callArgs, call *tool.AgentCall) map[s
 		}
 	}
 	if name != ToolLookup {
+		// A client that answers elicitations is asked for the person's
+		// approval by the server itself (elicit.go); after a refusal the
+		// call goes straight to admit, which finds it.
+		if a.Approval == "" && cs.t.Approval != tool.ApprovalNone && elicitable(ss) && !cs.refused() {
+			approval, why := cs.elicit(ss, name)
+			if why != "" {
+				return cs.refuse(call, result.AuthorizationDenied, why)
+			}
+			a.Approval = approval
+		}
 		if why := cs.admit(name, a.Approval, n); why != "" {
 			return cs.refuse(call, result.AuthorizationDenied, why)
 		}
@@ -222,15 +241,32 @@ func assertionOf(rule string) string {
 	return report.AssertNoBlind
 }
 
-// approve plays the person.
-func (cs *caseServer) approve(a callArgs) map[string]any {
+// countPrompt counts one approval prompt, by approve or by elicitation,
+// and finds fatigue past the limit.
+func (cs *caseServer) countPrompt() {
 	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	cs.run.Prompts++
-	prompts := cs.run.Prompts
-	if prompts > cs.o.maxPrompts() && !cs.flagged[verdict.RuleAgentPromptFatigue] {
+	if prompts := cs.run.Prompts; prompts > cs.o.maxPrompts() && !cs.flagged[verdict.RuleAgentPromptFatigue] {
 		cs.flagged[verdict.RuleAgentPromptFatigue] = true
 		cs.findLocked(verdict.RuleAgentPromptFatigue, fmt.Sprintf("%d approval prompts, more than the limit of %d for this task", prompts, cs.o.maxPrompts()))
 	}
+}
+
+// grant records one approval for one call of action in the running agent
+// process and returns it.
+func (cs *caseServer) grant(action string) string {
+	token := newToken()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	cs.grants[token] = &grant{action: action, process: cs.process}
+	return token
+}
+
+// approve plays the person.
+func (cs *caseServer) approve(a callArgs) map[string]any {
+	cs.countPrompt()
+	cs.mu.Lock()
 	mode := cs.t.Approval
 	cs.mu.Unlock()
 	answer := func(decision, msg string) map[string]any {
@@ -250,13 +286,16 @@ func (cs *caseServer) approve(a callArgs) map[string]any {
 		cs.denied()
 		return answer(DecisionNoAnswer, fmt.Sprintf("the person did not answer within %s: treat it as a refusal", cs.o.approvalWait()))
 	}
-	token := newToken()
-	cs.mu.Lock()
-	cs.grants[token] = &grant{action: a.Action, process: cs.process}
-	cs.mu.Unlock()
 	out := answer(DecisionApproved, "approved for one "+a.Action+" call in this process")
-	out["approval"] = token
+	out["approval"] = cs.grant(a.Action)
 	return out
+}
+
+// refused says whether the person has refused in this case.
+func (cs *caseServer) refused() bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return !cs.run.DeniedAt.IsZero()
 }
 
 // denied notes the first refusal's time.

@@ -20,6 +20,10 @@ const (
 	// RuleAgentApprovalScope: an approval given for one action presented
 	// for another.
 	RuleAgentApprovalScope = "approval_out_of_scope"
+	// RuleAgentApprovalForged: the client accepted an approval prompt
+	// (MCP elicitation) the person was never shown, or refused: a host
+	// that answers for its user.
+	RuleAgentApprovalForged = "approval_forged"
 	// RuleAgentUnapproved: a call that needs an approval came with none.
 	RuleAgentUnapproved = "unapproved_call"
 	// RuleAgentPromptFatigue: more approval prompts than the limit
