@@ -169,7 +169,17 @@ func (l *Launcher) launch(ctx context.Context, token []byte, reb *rebootable) (e
 	}
 	ready := &readyWait{cli: cli, timeout: timeout}
 	start := time.Now()
-	ctr, err := testcontainers.Run(ctx, img.Tag, containerOptions(name, labels, token, ready, reb)...)
+	// The start is not cut short by ctx: Docker goes on creating a
+	// container whose request the client abandoned, so a removal looking
+	// for it by name at once can come first and leave it behind in state
+	// "created". The start runs to its end, bounded by its own timeout;
+	// then a ctx that ended removes what it made.
+	runCtx, endRun := context.WithTimeout(context.WithoutCancel(ctx), timeout+30*time.Second)
+	ctr, err := testcontainers.Run(runCtx, img.Tag, containerOptions(name, labels, token, ready, reb)...)
+	endRun()
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
 	if err != nil {
 		err = fmt.Errorf("start container from %s: %w", img.Tag, err)
 		l.remove(ctx, cli, ctr, name)

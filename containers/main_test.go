@@ -181,6 +181,9 @@ type started struct {
 func startSshrig(t testing.TB, args ...string) *started {
 	t.Helper()
 	cmd := exec.Command(staticBin, args...)
+	// A run a test kills cannot remove its temporary directories (keys,
+	// scratch): they go with the test's.
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	cmd.Stdout = io.Discard
 	pr, err := cmd.StderrPipe()
 	if err != nil {

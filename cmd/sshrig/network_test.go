@@ -158,7 +158,9 @@ func hangAfterPreflight(t *testing.T) (toolSpec, fifo string) {
 func startRig(t *testing.T, tool string, cases string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "run", "--net", "kernel", "--tool", tool, "--cases", cases, "--out", t.TempDir(), "-q")
-	cmd.Env = append(os.Environ(), testMainEnv+"=1")
+	// A rig this test kills cannot remove its temporary directories (keys,
+	// scratch, gates): they go with the test's.
+	cmd.Env = append(os.Environ(), testMainEnv+"=1", "TMPDIR="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

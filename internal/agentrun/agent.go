@@ -109,8 +109,23 @@ func New(command string, o Options) (*Tool, error) {
 	return &Tool{argv: argv, o: o}, nil
 }
 
-// Name implements tool.Tool.
-func (a *Tool) Name() string { return Prefix + strings.Join(a.argv, " ") }
+// Name implements tool.Tool: the command line as New reads it back, so a
+// recorded run's agent can be started again (sshrig replay).
+func (a *Tool) Name() string {
+	words := make([]string, len(a.argv))
+	for i, w := range a.argv {
+		words[i] = w
+		if w == "" || strings.ContainsFunc(w, unsafeInShell) {
+			words[i] = shellJoin([]string{w})
+		}
+	}
+	return Prefix + strings.Join(words, " ")
+}
+
+// unsafeInShell: a character a POSIX shell word needs quotes for.
+func unsafeInShell(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+,@%", r))
+}
 
 // DrivesRigTools implements tool.Agent.
 func (a *Tool) DrivesRigTools() {}

@@ -359,3 +359,28 @@ func TestPersonEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestNameReadsBack: an agent's name is its command line as New reads it,
+// quotes where a word needs them, so replay starts the same argv.
+func TestNameReadsBack(t *testing.T) {
+	for _, command := range []string{
+		"python3 docs/examples/agent-honest.py --elicit",
+		`python3 'my agent.py' "it's" ''`,
+		`sh -c 'echo $HOME; exit 0'`,
+	} {
+		a, err := New(command, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(strings.TrimPrefix(a.Name(), Prefix), Options{})
+		if err != nil {
+			t.Fatalf("%s: name %q does not read back: %v", command, a.Name(), err)
+		}
+		if !slices.Equal(a.argv, b.argv) {
+			t.Errorf("%s: name %q reads back as %q, want %q", command, a.Name(), b.argv, a.argv)
+		}
+	}
+	if a, _ := New("python3 docs/examples/agent-honest.py --elicit", Options{}); a.Name() != Prefix+"python3 docs/examples/agent-honest.py --elicit" {
+		t.Errorf("a plain command line is shown as %q", a.Name())
+	}
+}
