@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -145,7 +146,7 @@ func hangAfterPreflight(t *testing.T) (toolSpec, fifo string) {
 	}
 	script := filepath.Join(dir, "tool.sh")
 	body := "#!/bin/sh\n" +
-		"if [ -e '" + dir + "/preflight-done' ]; then echo ready > '" + fifo + "'; exec sleep 600; fi\n" +
+		"if [ -e '" + dir + "/preflight-done' ]; then echo ready $$ > '" + fifo + "'; exec sleep 600; fi\n" +
 		"touch '" + dir + "/preflight-done'\n" +
 		"exec '" + honest + "'\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
@@ -154,13 +155,35 @@ func hangAfterPreflight(t *testing.T) (toolSpec, fifo string) {
 	return "exec:" + script, fifo
 }
 
+// toolReady waits until the tool of hangAfterPreflight runs in its first
+// case, and returns its pid.
+func toolReady(t *testing.T, fifo string) int {
+	t.Helper()
+	b, err := os.ReadFile(fifo) // opens once the tool writes to it
+	f := strings.Fields(string(b))
+	if err != nil || len(f) != 2 || f[0] != "ready" {
+		t.Fatalf("tool's fifo: %q, %v", b, err)
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
 // startRig starts this binary as `sshrig run --net kernel` with tool.
 func startRig(t *testing.T, tool string, cases string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "run", "--net", "kernel", "--tool", tool, "--cases", cases, "--out", t.TempDir(), "-q")
-	// A rig this test kills cannot remove its temporary directories (keys,
-	// scratch, gates): they go with the test's.
-	cmd.Env = append(os.Environ(), testMainEnv+"=1", "TMPDIR="+t.TempDir())
+	return startRigIn(t, t.TempDir(), "kernel", tool, cases)
+}
+
+// startRigIn starts this binary as `sshrig run --net NET` with tool and
+// TMPDIR: a rig a test kills cannot remove its temporary directories
+// (keys, scratch, gates), so they go with the test's.
+func startRigIn(t *testing.T, tmp, net, tool, cases string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--net", net, "--tool", tool, "--cases", cases, "--out", t.TempDir(), "-q")
+	cmd.Env = append(os.Environ(), testMainEnv+"=1", "TMPDIR="+tmp)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -175,10 +198,7 @@ func startHungRig(t *testing.T) *exec.Cmd {
 	t.Helper()
 	tool, fifo := hangAfterPreflight(t)
 	cmd := startRig(t, tool, "started.blackhole.survive")
-	b, err := os.ReadFile(fifo) // opens once the tool writes to it
-	if err != nil || strings.TrimSpace(string(b)) != "ready" {
-		t.Fatalf("tool's fifo: %q, %v", b, err)
-	}
+	toolReady(t, fifo)
 	if len(namespacesOf(t, cmd.Process.Pid)) != 1 {
 		t.Fatal("the hanging tool is not in the rig's tool namespace")
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/sshrig/sshrig/internal/capbuf"
 	"github.com/sshrig/sshrig/internal/operations"
 	"github.com/sshrig/sshrig/internal/procs"
+	"github.com/sshrig/sshrig/internal/tempdir"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
@@ -150,7 +151,7 @@ func (a *Tool) RunAnswer(ctx context.Context, t tool.Target, stdout, stderr io.W
 		return cs.answer()
 	}
 	defer closeServer()
-	state, err := os.MkdirTemp("", "sshrig-agent-state-")
+	state, err := tempdir.Make("agent-state")
 	if err != nil {
 		fmt.Fprintf(stderr, "sshrig agent: %v\n", err)
 		return cs.answer()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/control"
 	"github.com/sshrig/sshrig/internal/kernelnet"
+	"github.com/sshrig/sshrig/internal/tempdir"
 	"github.com/sshrig/sshrig/reconcile"
 )
 
@@ -175,7 +176,7 @@ func Start(ctx context.Context, opts Options) (env *Env, err error) {
 	}()
 	e.token = make([]byte, 32)
 	rand.Read(e.token)
-	if e.keyDir, err = os.MkdirTemp("", "sshrig-keys-"); err != nil {
+	if e.keyDir, err = tempdir.Make("keys"); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	if opts.Net == NetKernel {

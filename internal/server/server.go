@@ -18,6 +18,7 @@ import (
 
 	"github.com/sshrig/sshrig/fault"
 	"github.com/sshrig/sshrig/internal/control"
+	"github.com/sshrig/sshrig/internal/tempdir"
 )
 
 // Config configures a Server. SSH, Control and Token are required.
@@ -133,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		"SSHRIG_LEDGER=" + s.ledger,
 	}
 	// Outside the scratch directory, which tools see (over SFTP too).
-	gates, err := os.MkdirTemp("", "sshrig-gates-")
+	gates, err := tempdir.Make("gates")
 	if err != nil {
 		return nil, fmt.Errorf("server: gates: %w", err)
 	}
@@ -177,7 +178,7 @@ func hostSigner(configured gossh.Signer) (gossh.Signer, error) {
 func (s *Server) makeScratch() error {
 	s.scratch = s.cfg.Scratch
 	if s.scratch == "" {
-		dir, err := os.MkdirTemp("", "sshrig-scratch-")
+		dir, err := tempdir.Make("scratch")
 		if err != nil {
 			return fmt.Errorf("server: scratch: %w", err)
 		}
