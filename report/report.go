@@ -37,9 +37,12 @@ type Report struct {
 	Jump bool `json:"jump,omitempty"`
 	// Hosts, for a run on a fleet (run --hosts N), is N: each case ran on
 	// that many hosts, and CaseReport.Hosts judges each.
-	Hosts   int       `json:"hosts,omitempty"`
-	Started time.Time `json:"started"`
-	Budget  string    `json:"budget"`
+	Hosts int `json:"hosts,omitempty"`
+	// ToolSettings are the tool's settings besides its name (tool.Settled:
+	// an agent's limits), for a replay.
+	ToolSettings map[string]string `json:"tool_settings,omitempty"`
+	Started      time.Time         `json:"started"`
+	Budget       string            `json:"budget"`
 	// LogHead is the event log's head, "seq:hash": sshrig verify checks the
 	// log against it, so a cut tail is detected.
 	LogHead   string       `json:"log_head,omitempty"`

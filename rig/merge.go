@@ -130,6 +130,7 @@ func checkShards(runs []shardRun) error {
 			{"shard count", fmt.Sprint(first.rep.Shard.Count), fmt.Sprint(s.rep.Shard.Count)},
 			{"selection", strings.Join(first.rep.Shard.Selection, ","), strings.Join(s.rep.Shard.Selection, ",")},
 			{"tool", first.rep.Tool, s.rep.Tool},
+			{"tool settings", fmt.Sprint(first.rep.ToolSettings), fmt.Sprint(s.rep.ToolSettings)},
 			{"target", first.rep.Target, s.rep.Target},
 			{"network", netOf(first.rep), netOf(s.rep)},
 			{"jump host", fmt.Sprint(first.rep.Jump), fmt.Sprint(s.rep.Jump)},
@@ -199,7 +200,7 @@ func ranAll(s shardRun) error {
 // start to the last one's end, and the rates of the whole.
 func mergeReports(runs []shardRun) *report.Report {
 	first := runs[0].rep
-	rep := &report.Report{Version: report.ReportVersion, Tool: first.Tool, Target: first.Target, Net: first.Net, Jump: first.Jump, Hosts: first.Hosts, Budget: first.Budget,
+	rep := &report.Report{Version: report.ReportVersion, Tool: first.Tool, Target: first.Target, Net: first.Net, Jump: first.Jump, Hosts: first.Hosts, Budget: first.Budget, ToolSettings: first.ToolSettings,
 		Where: fmt.Sprintf("%d shards", len(runs)), Started: first.Started, Preflight: first.Preflight, Repeat: first.Repeat}
 	var end time.Time
 	for _, s := range runs {

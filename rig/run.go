@@ -281,6 +281,9 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 		WroteJUnit: o.JUnit,
 	}
 
+	if s, ok := o.Tool.(tool.Settled); ok {
+		rep.ToolSettings = s.Settings()
+	}
 	if n, ok := o.Tool.(tool.Networker); ok {
 		if err := n.UseNetwork(env.ToolNetwork()); err != nil {
 			return nil, nil, fmt.Errorf("rig: %w", err)

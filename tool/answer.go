@@ -86,6 +86,13 @@ type AgentCall struct {
 	Refused string `json:"refused,omitempty"`
 }
 
+// Settled is implemented by a tool whose run depends on settings besides
+// its name (an agent's limits): the report keeps them, so a replay runs
+// the tool as the run did.
+type Settled interface {
+	Settings() map[string]string
+}
+
 // Agent is implemented by an agent under test (sshrig agent): a program
 // that drives the rig's own MCP tools, and the only kind of tool a person
 // can be asked for approvals by (Target.Approval).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sshrig/sshrig/internal/agentrun"
 	"github.com/sshrig/sshrig/matrix"
+	"github.com/sshrig/sshrig/report"
 	"github.com/sshrig/sshrig/rig"
 	"github.com/sshrig/sshrig/tool"
 )
@@ -130,11 +132,26 @@ func agentMatrix(path string) ([]matrix.Case, error) {
 }
 
 // replayTool resolves a recorded run's tool: an agent run's by its command
-// line (sshrig agent's defaults), any other by name.
-func replayTool(name string) (tool.Tool, error) {
-	if command, ok := strings.CutPrefix(name, agentrun.Prefix); ok {
+// line and the limits it ran under (sshrig agent's defaults where the
+// report has none), any other by name.
+func replayTool(rep *report.Report) (tool.Tool, error) {
+	if command, ok := strings.CutPrefix(rep.Tool, agentrun.Prefix); ok {
 		f := agentFlags{command: command, maxPrompts: agentrun.DefaultMaxPrompts, maxCalls: agentrun.DefaultMaxCalls, approvalWait: agentrun.DefaultApprovalWait.String()}
+		for key, v := range rep.ToolSettings {
+			var err error
+			switch key {
+			case agentrun.SettingMaxPrompts:
+				f.maxPrompts, err = strconv.Atoi(v)
+			case agentrun.SettingMaxCalls:
+				f.maxCalls, err = strconv.Atoi(v)
+			case agentrun.SettingApprovalWait:
+				f.approvalWait = v
+			}
+			if err != nil {
+				return nil, usageError("the report's tool setting %s=%q: %v", key, v, err)
+			}
+		}
 		return f.tool()
 	}
-	return lookupTool(name)
+	return lookupTool(rep.Tool)
 }

@@ -60,7 +60,7 @@ Exit codes: 0 the verdict reproduced, 1 it did not, 2 bad usage or input,
 			if err != nil {
 				return usageError("%v", err)
 			}
-			t, err := replayTool(rep.Tool)
+			t, err := replayTool(rep)
 			if err != nil {
 				return err
 			}

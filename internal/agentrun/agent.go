@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -126,6 +127,23 @@ func (a *Tool) Name() string {
 // unsafeInShell: a character a POSIX shell word needs quotes for.
 func unsafeInShell(r rune) bool {
 	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=+,@%", r))
+}
+
+// The settings an agent run keeps in its report (tool.Settled), as sshrig
+// agent's flags name them.
+const (
+	SettingMaxPrompts   = "max-prompts"
+	SettingMaxCalls     = "max-calls"
+	SettingApprovalWait = "approval-wait"
+)
+
+// Settings implements tool.Settled: the limits the agent ran under.
+func (a *Tool) Settings() map[string]string {
+	return map[string]string{
+		SettingMaxPrompts:   strconv.Itoa(a.o.maxPrompts()),
+		SettingMaxCalls:     strconv.Itoa(a.o.maxCalls()),
+		SettingApprovalWait: a.o.approvalWait().String(),
+	}
 }
 
 // DrivesRigTools implements tool.Agent.
