@@ -18,7 +18,15 @@ const DefaultArgs = `{"addr": "{addr}", "host": "{host}", "port": {port}, "user"
 // placeholders are replaced by the case's target. A string placeholder is
 // replaced by its JSON-escaped text, so it belongs inside a JSON string;
 // {port}, {deadline_ms} and {deadline_s} are numbers and may stand alone.
-type Args struct{ text string }
+//
+// DefaultArgs also passes "jump" (SSHRIG_JUMP) in a run with a jump host
+// and "hosts" (SSHRIG_HOSTS) in a run on a fleet: only there, so that a
+// server whose schema forbids arguments it does not know still gets the
+// ten it gets in every other run.
+type Args struct {
+	text   string
+	byRole bool // DefaultArgs: jump and hosts where the run has them
+}
 
 // ParseArgs checks a template: with every placeholder filled it must be a
 // JSON object. "" is DefaultArgs.
@@ -26,7 +34,7 @@ func ParseArgs(text string) (Args, error) {
 	if text == "" {
 		text = DefaultArgs
 	}
-	a := Args{text: text}
+	a := Args{text: text, byRole: text == DefaultArgs}
 	sample := tool.Target{Addr: "127.0.0.1:22", User: "u", Identity: "/k", KnownHosts: "/kh", Command: `echo "x"`,
 		CorrelationID: "c", Operation: "op", Deadline: 1000}
 	if _, err := a.Fill(sample); err != nil {
@@ -53,6 +61,14 @@ func (a Args) Fill(t tool.Target) (map[string]any, error) {
 	}
 	if out == nil {
 		return nil, fmt.Errorf("mcptool: arguments template %q is not a JSON object once filled", a.text)
+	}
+	if a.byRole {
+		if t.Jump != "" {
+			out["jump"] = t.Jump
+		}
+		if len(t.Hosts) > 0 {
+			out["hosts"], _ = t.Placeholder("hosts")
+		}
 	}
 	return out, nil
 }

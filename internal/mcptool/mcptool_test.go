@@ -62,6 +62,13 @@ func TestArgs(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("got %d arguments, want %d: %v", len(got), len(want), got)
 	}
+	// With a jump host and on a fleet, the default passes them too.
+	far := target
+	far.Jump, far.Hosts = "u@127.0.0.1:2", []string{"127.0.0.1:1", "127.0.0.1:3"}
+	got, _ = a.Fill(far)
+	if got["jump"] != far.Jump || got["hosts"] != "127.0.0.1:1 127.0.0.1:3" || len(got) != len(want)+2 {
+		t.Errorf("default template with a jump host and a fleet: %v", got)
+	}
 	custom, err := ParseArgs(`{"target": "{user}@{host}:{port}", "cmd": "{command}", "timeout": {deadline_ms}}`)
 	if err != nil {
 		t.Fatal(err)
