@@ -317,3 +317,13 @@ func CheckFleet(cases []matrix.Case, hosts int, jump bool) error {
 	}
 	return nil
 }
+
+// CheckFleetTool refuses a fleet run of a tool that runs on one host only
+// (tool.OneHost): every case would stop at its preflight, its result
+// holding no hosts.
+func CheckFleetTool(t tool.Tool, hosts int) error {
+	if _, ok := t.(tool.OneHost); ok && hosts > 1 {
+		return fmt.Errorf("rig: --hosts %d: %s runs on one host, and its result has no hosts: a fleet run needs a tool that takes SSHRIG_HOSTS (the reference, or your own)", hosts, t.Name())
+	}
+	return nil
+}

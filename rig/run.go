@@ -254,6 +254,9 @@ func run(ctx context.Context, o Options) (*report.Report, *caseSink, error) {
 	if err := CheckFleet(cases, o.Hosts, o.Jump); err != nil {
 		return nil, nil, err
 	}
+	if err := CheckFleetTool(o.Tool, o.Hosts); err != nil {
+		return nil, nil, err
+	}
 	o.Cases = cases
 	started := time.Now()
 	sess, err := openSession(ctx, o.Target, o.Net, o.Out)

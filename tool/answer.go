@@ -86,6 +86,13 @@ type AgentCall struct {
 	Refused string `json:"refused,omitempty"`
 }
 
+// OneHost is implemented by a tool that runs on one host only (the built-in
+// mutants): its result has no hosts, so a fleet run (--hosts) cannot judge
+// it, and the rig says so before it starts.
+type OneHost interface {
+	OneHostOnly()
+}
+
 // Settled is implemented by a tool whose run depends on settings besides
 // its name (an agent's limits): the report keeps them, so a replay runs
 // the tool as the run did.

@@ -245,6 +245,9 @@ func planRun(f runFlags) (*runPlan, error) {
 	if err := rig.CheckFleet(p.cases, f.hosts, f.jump); err != nil {
 		return p, usageError("%v", err)
 	}
+	if err := rig.CheckFleetTool(p.tool, f.hosts); err != nil {
+		return p, usageError("%v", err)
+	}
 	return p, kernelCutsFit(p.cases, p.net, f.matrix)
 }
 

@@ -33,6 +33,10 @@ type Mutant struct {
 // Name implements tool.Tool.
 func (m Mutant) Name() string { return MutantPrefix + m.name }
 
+// OneHostOnly implements tool.OneHost: a mutant is the reference client on
+// one host with one defect; it reports no hosts.
+func (Mutant) OneHostOnly() {}
+
 // Defect says in words what is wrong with the tool.
 func (m Mutant) Defect() string { return m.defect }
 
