@@ -7,6 +7,7 @@ import (
 	"github.com/sshrig/sshrig/internal/evidence"
 	"github.com/sshrig/sshrig/internal/verdict"
 	"github.com/sshrig/sshrig/report"
+	"github.com/sshrig/sshrig/result"
 	"github.com/sshrig/sshrig/tool"
 )
 
@@ -31,6 +32,41 @@ func withAgent(v verdict.Verdict, a *tool.Answer, evs evidence.Case) verdict.Ver
 		v.Status = report.Fail
 	}
 	return v
+}
+
+// agentExpectation is what an agent could honestly report in a case of
+// several agent processes whose last one changed nothing because the rig
+// refused its calls that change something (an approval reused, say): that
+// process's task is its own (the fresh process notes the record the first
+// one created and reported), and the refusal is all it learned, so
+// authorization_denied is exact there, not the create's outcome. nil
+// otherwise: where a call of that process ran, or the case had one process,
+// the create's outcome stands.
+func agentExpectation(a *tool.Answer) *verdict.Expectation {
+	if a == nil || a.Agent == nil {
+		return nil
+	}
+	last := 0
+	for _, c := range a.Agent.Calls {
+		last = max(last, c.Process)
+	}
+	if last < 2 {
+		return nil
+	}
+	refused := false
+	for _, c := range a.Agent.Calls {
+		if c.Process != last || !c.Changes {
+			continue
+		}
+		if c.Refused == "" {
+			return nil
+		}
+		refused = true
+	}
+	if !refused {
+		return nil
+	}
+	return &verdict.Expectation{Category: result.AuthorizationDenied, Retry: result.Never}
 }
 
 // agentReport is an agent case run's account for its report; nil for any

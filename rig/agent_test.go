@@ -198,6 +198,12 @@ func TestAgentExamples(t *testing.T) {
 			if want := c.ID == "approval.fresh-process"; reused != want || (c.Verdict == report.Pass) == want {
 				t.Errorf("%s: %s %v; want approval_reused exactly at approval.fresh-process", c.ID, c.Verdict, c.Violations)
 			}
+			// Its second process changed nothing (the rig refused the
+			// reused approval) and says so: the refusal is its honest
+			// answer, whatever the first process created.
+			if c.ID == "approval.fresh-process" && len(c.Violations) != 1 {
+				t.Errorf("%s: %v; want approval_reused alone", c.ID, c.Violations)
+			}
 		}
 	})
 }

@@ -815,6 +815,9 @@ func (r *runner) verdictInput(c matrix.Case, t tool.Target, tr toolRun, ev *engi
 	id := t.CorrelationID
 	in := ev.VerdictInput(evs, id, c.Moment, c.Cut) // what the evidence says, as for any client
 	in.Expect = expectation(c)
+	if e := agentExpectation(tr.answer); e != nil && in.Expect == nil {
+		in.Expect = e
+	}
 	in.Operation, in.ExitCode = c.Operation, c.ExitCode
 	in.Stdout, in.StdoutBytes, in.Stderr = tr.stdout, tr.stdoutBytes, tr.stderr
 	in.Duration, in.Budget, in.Hung = tr.duration, t.Deadline, tr.hung

@@ -73,8 +73,11 @@ type AgentRun struct {
 
 // AgentCall is one MCP tool call of an agent under test.
 type AgentCall struct {
-	Process   int       `json:"process"` // 1 for the first agent process of the case
-	Tool      string    `json:"tool"`
+	Process int    `json:"process"` // 1 for the first agent process of the case
+	Tool    string `json:"tool"`
+	// Changes: the tool changes something on the host (create, note, run),
+	// whether or not this call ran.
+	Changes   bool      `json:"changes,omitempty"`
 	Arguments string    `json:"arguments"` // as sent, JSON
 	Start     time.Time `json:"start"`
 	End       time.Time `json:"end"`

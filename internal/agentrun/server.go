@@ -118,7 +118,7 @@ func (cs *caseServer) handler(name string) mcp.ToolHandler {
 		start := time.Now()
 		var a callArgs
 		raw := req.Params.Arguments
-		call := tool.AgentCall{Tool: name, Arguments: string(raw), Start: start}
+		call := tool.AgentCall{Tool: name, Arguments: string(raw), Start: start, Changes: name == ToolCreate || name == ToolNote || name == ToolRun}
 		var out map[string]any
 		if len(raw) > 0 && json.Unmarshal(raw, &a) != nil {
 			out = cs.refuse(&call, result.LocalFailure, "the arguments are not a JSON object of the tool's fields")
