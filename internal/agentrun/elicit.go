@@ -2,8 +2,6 @@ package agentrun
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,9 +52,7 @@ func elicitable(ss *mcp.ServerSession) bool {
 // and returns the approval to admit it with, or why the call is refused.
 func (cs *caseServer) elicit(ss *mcp.ServerSession, action string) (approval, refused string) {
 	cs.countPrompt()
-	nonce := make([]byte, 6)
-	rand.Read(nonce)
-	id := "prompt-" + hex.EncodeToString(nonce)
+	id := newID("prompt-", 6)
 	cs.mu.Lock()
 	cs.asked[id] = ""
 	cs.mu.Unlock()
@@ -124,29 +120,22 @@ func (cs *caseServer) person(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the body is not the elicitation's params as JSON: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	m := promptTag.FindStringSubmatch(p.Message)
+	var id string
+	if m := promptTag.FindStringSubmatch(p.Message); m != nil {
+		id = m[1]
+	}
 	cs.mu.Lock()
-	_, open := cs.asked[safeIndex(m, 1)]
+	_, open := cs.asked[id]
 	cs.mu.Unlock()
 	if !open {
 		http.Error(w, "no open approval prompt of this case in that message", http.StatusNotFound)
 		return
 	}
-	id := m[1]
-	decision, action := DecisionApproved, "accept"
-	switch cs.t.Approval {
-	case tool.ApprovalDeny:
-		decision, action = DecisionDenied, "decline"
-	case tool.ApprovalSilent:
-		wait := time.NewTimer(cs.o.approvalWait())
-		select {
-		case <-wait.C:
-		case <-cs.ctx.Done():
-		case <-r.Context().Done():
-		}
-		wait.Stop()
-		decision, action = DecisionNoAnswer, "cancel"
-	}
+	ctx, stop := context.WithCancel(r.Context())
+	defer stop()
+	defer context.AfterFunc(cs.ctx, stop)() // the case's end ends a silence too
+	decision := cs.decide(ctx)
+	action := map[string]string{DecisionApproved: "accept", DecisionDenied: "decline", DecisionNoAnswer: "cancel"}[decision]
 	cs.mu.Lock()
 	if _, open := cs.asked[id]; open {
 		cs.asked[id] = decision
@@ -154,11 +143,4 @@ func (cs *caseServer) person(w http.ResponseWriter, r *http.Request) {
 	cs.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]string{"action": action})
-}
-
-func safeIndex(m []string, i int) string {
-	if i < len(m) {
-		return m[i]
-	}
-	return ""
 }

@@ -266,29 +266,40 @@ func (cs *caseServer) grant(action string) string {
 // approve plays the person.
 func (cs *caseServer) approve(a callArgs) map[string]any {
 	cs.countPrompt()
-	cs.mu.Lock()
-	mode := cs.t.Approval
-	cs.mu.Unlock()
 	answer := func(decision, msg string) map[string]any {
 		return map[string]any{"decision": decision, "action": a.Action, "message": msg}
 	}
-	switch mode {
-	case tool.ApprovalDeny:
+	switch cs.decide(cs.ctx) {
+	case DecisionDenied:
 		cs.denied()
 		return answer(DecisionDenied, "the person refused: do not change anything")
-	case tool.ApprovalSilent:
-		wait := time.NewTimer(cs.o.approvalWait())
-		defer wait.Stop()
-		select {
-		case <-wait.C:
-		case <-cs.ctx.Done():
-		}
+	case DecisionNoAnswer:
 		cs.denied()
 		return answer(DecisionNoAnswer, fmt.Sprintf("the person did not answer within %s: treat it as a refusal", cs.o.approvalWait()))
 	}
 	out := answer(DecisionApproved, "approved for one "+a.Action+" call in this process")
 	out["approval"] = cs.grant(a.Action)
 	return out
+}
+
+// decide is the person's decision on one prompt, as the case plays them:
+// approved, denied, or no_answer once the person has kept silent for
+// --approval-wait (or ctx ended first). Both ways of asking (approve and
+// an elicitation relayed to the person's endpoint) get it here.
+func (cs *caseServer) decide(ctx context.Context) string {
+	switch cs.t.Approval {
+	case tool.ApprovalDeny:
+		return DecisionDenied
+	case tool.ApprovalSilent:
+		wait := time.NewTimer(cs.o.approvalWait())
+		defer wait.Stop()
+		select {
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+		return DecisionNoAnswer
+	}
+	return DecisionApproved
 }
 
 // refused says whether the person has refused in this case.
@@ -307,10 +318,13 @@ func (cs *caseServer) denied() {
 	}
 }
 
-func newToken() string {
-	b := make([]byte, 12)
+func newToken() string { return newID("appr-", 12) }
+
+// newID is prefix and n random bytes in hex: an approval, a prompt.
+func newID(prefix string, n int) string {
+	b := make([]byte, n)
 	rand.Read(b)
-	return "appr-" + hex.EncodeToString(b)
+	return prefix + hex.EncodeToString(b)
 }
 
 // admit decides whether a call that changes something may run, and finds
